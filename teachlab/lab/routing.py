@@ -1,0 +1,3 @@
+"""WebSocket routes of the lab app."""
+
+websocket_urlpatterns: list = []

@@ -1,0 +1,157 @@
+"""Settings for teachlab, read from the environment with safe local defaults.
+
+Every setting that differs between a laptop, CI and docker compose is an env var
+named TEACHLAB_<SETTING>; the defaults suit `scripts/run` on one machine.
+"""
+
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str) -> str:
+    return os.environ.get(f"TEACHLAB_{name}", default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    return env(name, "1" if default else "0").lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    return int(env(name, str(default)))
+
+
+# https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key
+SECRET_KEY = env("SECRET_KEY", "local-only-not-secret-change-me-in-production-0123456789")
+DEBUG = env_bool("DEBUG", True)
+ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "lessons",
+    "teachlab.lab",
+    "teachlab.workshop",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "teachlab.urls"
+ASGI_APPLICATION = "teachlab.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# SQLite in WAL mode takes concurrent writers (web + several workers) well enough for a
+# classroom; IMMEDIATE transactions avoid "database is locked" on upgrade from read to write.
+# https://docs.djangoproject.com/en/5.2/ref/databases/#sqlite-notes
+DB_PATH = Path(env("DB_PATH", str(BASE_DIR / "var" / "teachlab.sqlite3")))
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DB_PATH,
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+        },
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "lessons:index"
+LOGOUT_REDIRECT_URL = "lessons:index"
+
+LANGUAGE_CODE = "en-gb"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- Redis -------------------------------------------------------------------------------
+# One Redis server; each use gets its own database number so they never see each other's
+# keys. Tests point TEACHLAB_REDIS_URL at a server of their own.
+REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+REDIS_DB_CHANNELS = env_int("REDIS_DB_CHANNELS", 0)
+REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker registry
+RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")
+
+# https://channels.readthedocs.io/en/stable/topics/channel_layers.html
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [f"{REDIS_URL}/{REDIS_DB_CHANNELS}"],
+            "prefix": env("CHANNEL_PREFIX", "teachlab"),
+            "capacity": 5000,
+            "expiry": 30,
+        },
+    }
+}
+
+# The project-wide Celery app (teachlab/celery.py) reads CELERY_* settings; the lab's lanes
+# build their own apps from teachlab/lab/lanes.py.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", f"{REDIS_URL}/4")
+CELERY_TASK_IGNORE_RESULT = True
+
+# --- The lab -----------------------------------------------------------------------------
+# Worker controls (warm shutdown, crash, restart) are open to everyone only on a local run:
+# scripts/run sets TEACHLAB_LOCAL_CONTROLS=1. Otherwise they are for staff.
+LAB_LOCAL_CONTROLS = env_bool("LOCAL_CONTROLS", False)
+LAB_MAX_TASKS_PER_RUN = env_int("LAB_MAX_TASKS_PER_RUN", 2000)
+LAB_MAX_COUNTDOWN = env_int("LAB_MAX_COUNTDOWN", 3 * 60 * 60)
+LAB_MAX_RUNS_AT_ONCE = env_int("LAB_MAX_RUNS_AT_ONCE", 3)
+LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+}

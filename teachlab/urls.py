@@ -1,0 +1,14 @@
+"""URL routes: each app owns its own urls module."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("lessons.urls")),
+    path("lab/", include("teachlab.lab.urls")),
+    path("workshop/", include("teachlab.workshop.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+]

@@ -1,0 +1,3 @@
+"""WebSocket routes of the workshop app."""
+
+websocket_urlpatterns: list = []

@@ -1,0 +1,65 @@
+"""Shared fixtures: a live ASGI server and a Chromium page driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.stack import BASE_DIR, LiveServer, missing
+
+CHROMIUM = os.environ.get("TEACHLAB_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = BASE_DIR / "test-artifacts"
+# Debian's Chromium as root in a closed network: these flags keep it quiet and working.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def live_server_url():
+    """The whole app over HTTP and WebSockets (daphne), local worker controls on."""
+    server = LiveServer(
+        TEACHLAB_LOCAL_CONTROLS="1", TEACHLAB_ALLOWED_HOSTS="127.0.0.1,localhost"
+    ).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        missing(f"Chromium not found at {CHROMIUM} (apt install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    """A fresh browser context per test; a screenshot is kept when the test fails."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    yield page
+    ARTIFACTS.mkdir(exist_ok=True)
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        page.screenshot(path=str(ARTIFACTS / f"FAILED-{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
