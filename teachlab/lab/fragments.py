@@ -2,6 +2,11 @@
 
 The same partials of templates/lab/run.html draw a receipt row in the full page, in the
 backlog sent when a socket connects, and in a live push, so the three can never disagree.
+
+Event keys read (all optional but `kind` and `task_id`): seq, kind (received, started,
+succeeded, failed, suppressed, revoked, expired), task_id, copy (1 for the first delivery),
+worker, redelivered, at (epoch s), published_at (epoch s), run_started_at (epoch s), eta
+(epoch s), visibility_timeout (s), counts (the run's counters so far, as run_summary gives).
 """
 
 from __future__ import annotations
