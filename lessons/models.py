@@ -25,3 +25,117 @@ class Learner(models.Model):
 
     def __str__(self) -> str:
         return f"learner {self.pk} ({self.user or 'anonymous'})"
+
+
+# --- Quiz, self-ratings and review (issue 3) ---------------------------------------------
+# Claims and questions live in lesson files, not tables, so progress rows store their stable
+# keys (`<slug>` and `<slug>:<claim id>`) and survive a lesson being edited or reloaded.
+
+
+class QuizAttempt(models.Model):
+    """One run through a set of claims; the order is fixed by `seed`, so a reload or a
+    second tab shows the same order."""
+
+    class Kind(models.TextChoices):
+        QUESTION = "question", "One question"
+        MIXED = "mixed", "Mixed"
+        RETRY = "retry", "Retry of missed claims"
+        REVIEW = "review", "Review of due claims"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="quiz_attempts")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    question_slug = models.CharField(max_length=100, blank=True)  # blank unless kind=question
+    seed = models.PositiveIntegerField()
+    claim_keys = models.JSONField(default=list)  # the claims in this attempt, before shuffling
+    retry_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"quiz attempt {self.pk} ({self.kind} {self.question_slug})".strip()
+
+
+class QuizAnswer(models.Model):
+    """The first answer to a claim within an attempt; the unique constraint is what makes a
+    double click or a replayed request count once."""
+
+    attempt = models.ForeignKey(QuizAttempt, on_delete=models.CASCADE, related_name="answers")
+    claim_key = models.CharField(max_length=200)
+    question_slug = models.CharField(max_length=100)
+    said_holds = models.BooleanField()
+    correct = models.BooleanField()
+    answered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["answered_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt", "claim_key"], name="quiz_one_answer_per_claim_per_attempt"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.claim_key}: {'right' if self.correct else 'wrong'}"
+
+
+class SelfRating(models.Model):
+    """How well the learner says they knew a tier's answer before revealing it."""
+
+    class Rating(models.TextChoices):
+        MISSED = "missed", "Missed it"
+        PARTLY = "partly", "Partly"
+        NAILED = "nailed", "Nailed it"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="self_ratings")
+    question_slug = models.CharField(max_length=100)
+    tier = models.CharField(max_length=20)
+    rating = models.CharField(max_length=10, choices=Rating.choices)
+    rated_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-rated_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.question_slug}/{self.tier}: {self.rating}"
+
+
+class ReviewItemQuerySet(models.QuerySet):
+    def due(self, *, on):
+        return self.filter(due_on__lte=on)
+
+
+class ReviewItem(models.Model):
+    """Spaced-repetition state of one question or claim for one learner (lessons/review.py)."""
+
+    class Kind(models.TextChoices):
+        QUESTION = "question", "Question"
+        CLAIM = "claim", "Claim"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="review_items")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    key = models.CharField(max_length=200)  # question slug or claim key
+    question_slug = models.CharField(max_length=100)
+    repetitions = models.PositiveIntegerField(default=0)
+    easiness = models.FloatField(default=2.5)
+    interval_days = models.PositiveIntegerField(default=0)
+    due_on = models.DateField()
+    last_reviewed_on = models.DateField()
+    reviews = models.PositiveIntegerField(default=0)
+    lapses = models.PositiveIntegerField(default=0)
+
+    objects = ReviewItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["due_on", "kind", "key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["learner", "kind", "key"], name="review_one_item_per_learner"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} due {self.due_on}"

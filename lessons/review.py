@@ -1,0 +1,68 @@
+"""Spaced repetition: when a question or a claim comes back for review.
+
+The schedule is SM-2 (Wozniak, SuperMemo 2, 1987) with one change: SM-2 brings a lapsed
+item back after one day, but a claim the learner just got wrong is worth seeing again the
+same day, so a lapse makes the item due today (interval 0). Everything else is SM-2: the
+first two successful reviews are 1 and 6 days apart, later ones multiply the interval by
+the item's easiness factor, and every grade moves the easiness factor (floor 1.3), a lapse
+included, as most SM-2 implementations do, so a claim missed once grows its gaps slower.
+
+Grades are SM-2's 0-5 quality scale; below 3 is a lapse. Quiz answers grade claims,
+self-ratings after a tier reveal grade questions (see `QUALITY`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+MIN_EASINESS = 1.3
+START_EASINESS = 2.5
+PASS = 3  # grades below this are lapses
+
+QUALITY = {
+    # Quiz answers.
+    "correct": 5,
+    "wrong": 1,
+    # Self-ratings after revealing a tier of an answer.
+    "nailed": 5,
+    "partly": 3,
+    "missed": 1,
+}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where an item stands: SM-2's repetition count n, easiness EF and interval I."""
+
+    repetitions: int = 0
+    easiness: float = START_EASINESS
+    interval_days: int = 0
+
+
+def next_easiness(*, easiness: float, quality: int) -> float:
+    """SM-2's easiness update: a 5 raises it by 0.1, a 4 keeps it, lower grades cut it."""
+    miss = 5 - quality
+    return max(MIN_EASINESS, easiness + 0.1 - miss * (0.08 + miss * 0.02))
+
+
+def schedule_next(*, schedule: Schedule, quality: int) -> Schedule:
+    """The schedule after one graded review."""
+    if not 0 <= quality <= 5:
+        raise ValueError(f"quality must be 0..5, got {quality}")
+    easiness = next_easiness(easiness=schedule.easiness, quality=quality)
+    if quality < PASS:
+        # The one departure from SM-2: back today, not tomorrow.
+        return Schedule(repetitions=0, easiness=easiness, interval_days=0)
+    repetitions = schedule.repetitions + 1
+    if repetitions == 1:
+        interval = 1
+    elif repetitions == 2:
+        interval = 6
+    else:
+        interval = max(1, round(schedule.interval_days * easiness))
+    return Schedule(repetitions=repetitions, easiness=easiness, interval_days=interval)
+
+
+def due_date(*, schedule: Schedule, reviewed_on: dt.date) -> dt.date:
+    return reviewed_on + dt.timedelta(days=schedule.interval_days)
