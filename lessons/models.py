@@ -139,3 +139,30 @@ class ReviewItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.key} due {self.due_on}"
+
+
+class TierRevealQuerySet(models.QuerySet):
+    def for_learner(self, learner: "Learner") -> "TierRevealQuerySet":
+        return self.filter(learner=learner)
+
+
+class TierReveal(models.Model):
+    """A learner opened one answer tier of a question (keyed by slug: lessons live in files)."""
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="tier_reveals")
+    question_slug = models.SlugField(max_length=80)
+    tier = models.CharField(max_length=10)
+    revealed_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TierRevealQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["question_slug", "revealed_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["learner", "question_slug", "tier"], name="tier_reveal_once_per_learner"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.learner} revealed {self.question_slug}/{self.tier}"
