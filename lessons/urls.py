@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from lessons import views
 
 app_name = "lessons"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("q/<slug:slug>/", views.question, name="question"),
+    path("q/<slug:slug>/<slug:tier>/", views.tier, name="tier"),
+]

@@ -1,0 +1,114 @@
+"""The lessons the app serves: loaded from lessons/content/ once per process and loaded
+again when a file is added, removed or changed (its mtime), so an instructor's edit shows
+on the next request without a restart.
+
+A broken file is left out (the others keep working) and its problems are kept in
+`catalog_problems()`, the same messages `validatelessons` prints, for pages to show.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from lessons.lesson import Claim, CodeSample, Followup, LessonError, Problem, Question
+from lessons.loader import check_files, lesson_dir, lesson_files
+
+__all__ = [
+    "Claim",
+    "CodeSample",
+    "Followup",
+    "LessonError",
+    "Problem",
+    "Question",
+    "all_claims",
+    "all_questions",
+    "catalog_problems",
+    "get_claim",
+    "get_question",
+    "load_catalog",
+]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    questions: list[Question]
+    problems: list[Problem]
+    by_slug: dict[str, Question]
+    claims: dict[str, Claim]
+
+
+_lock = threading.Lock()
+_cache: dict[str, tuple[tuple, Catalog]] = {}
+
+
+def _fingerprint(files: list[Path]) -> tuple:
+    stamps = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
+
+
+def load_catalog(directory: Path | None = None) -> Catalog:
+    """The catalog of `directory` (default settings.LESSONS_DIR), reloaded when files change."""
+    directory = Path(directory or lesson_dir())
+    files = lesson_files(directory)
+    stamp = _fingerprint(files)
+    cached = _cache.get(str(directory))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    with _lock:
+        checked = check_files(files)
+        by_slug = {q.slug: q for q in checked.questions}
+        claims = {c.key: c for q in checked.questions for c in q.claims}
+        catalog = Catalog(checked.questions, checked.problems, by_slug, claims)
+        _cache[str(directory)] = (stamp, catalog)
+    return catalog
+
+
+def all_questions() -> list[Question]:
+    """Sound questions, sorted by `order`."""
+    return load_catalog().questions
+
+
+def get_question(slug: str) -> Question | None:
+    return load_catalog().by_slug.get(slug)
+
+
+def get_claim(key: str) -> Claim | None:
+    """A claim by its key, `"<question slug>:<claim id>"`."""
+    return load_catalog().claims.get(key)
+
+
+def all_claims() -> list[Claim]:
+    return [c for q in all_questions() for c in q.claims]
+
+
+def catalog_problems() -> list[Problem]:
+    """Problems of the files the app refused (empty when every file is sound)."""
+    return load_catalog().problems
+
+
+def neighbours(slug: str) -> tuple[Question | None, Question | None]:
+    """(previous, next) question in index order, for the page's next/previous links."""
+    questions = all_questions()
+    slugs = [q.slug for q in questions]
+    if slug not in slugs:
+        return None, None
+    i = slugs.index(slug)
+    return (questions[i - 1] if i > 0 else None), (
+        questions[i + 1] if i + 1 < len(questions) else None
+    )
+
+
+def require_sound(directory: Path | None = None) -> Catalog:
+    """The catalog, or LessonError with every problem: for commands that must fail loudly."""
+    catalog = load_catalog(directory)
+    if catalog.problems:
+        raise LessonError(catalog.problems)
+    return catalog

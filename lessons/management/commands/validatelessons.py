@@ -1,0 +1,74 @@
+"""`validatelessons [FILE ...] [--json]`: every problem in the lesson files as
+`path:line: message`, exit 1 if there is any; --json summarises each question."""
+
+import json
+from pathlib import Path
+
+import yaml
+from django.core.management.base import BaseCommand
+
+from lessons.loader import check_files, display_path, lesson_files
+from lessons.rendering import count_words
+from lessons.schema import TIERS
+
+
+def _count(value) -> int:
+    return len(value) if isinstance(value, list) else 0
+
+
+def summary(path: Path, problems: list[str]) -> dict | None:
+    """Counts read straight from the file, so a broken file still shows its word counts."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = None
+    if not isinstance(data, dict):
+        data = {}
+    tiers = data.get("tiers") if isinstance(data.get("tiers"), dict) else {}
+    return {
+        "path": display_path(path),
+        "slug": data.get("slug"),
+        "title": data.get("title"),
+        "order": data.get("order"),
+        "level": data.get("level"),
+        "importance": data.get("importance"),
+        "frequency": data.get("frequency"),
+        "words": {t: count_words(str(tiers.get(t) or "")) for t in TIERS},
+        "key_points": _count(data.get("key_points")),
+        "claims_cost": _count(data.get("claims_cost")),
+        "claims_hold": _count(data.get("claims_hold")),
+        "followups": _count(data.get("followups")),
+        "code_samples": _count(data.get("code_samples")),
+        "experiments": [e for e in data.get("experiments") or [] if isinstance(e, str)],
+        "ok": not problems,
+        "problems": problems,
+    }
+
+
+class Command(BaseCommand):
+    help = "Check lesson files (all of them, or the ones named) and print each problem."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="*", help="lesson files (default: all of them)")
+        parser.add_argument(
+            "--json", action="store_true", help="print a JSON list, one object per question"
+        )
+
+    def handle(self, *args, **options):
+        paths = [Path(f) for f in options["files"]] or lesson_files()
+        checked = check_files(paths)
+        for problem in checked.problems:
+            (self.stderr if options["json"] else self.stdout).write(str(problem))
+        if options["json"]:
+            rows = [
+                summary(p, [str(x) for x in checked.broken.get(display_path(p), [])])
+                for p in sorted(paths)
+            ]
+            rows.sort(key=lambda r: r["order"] if isinstance(r["order"], int) else 1e9)
+            self.stdout.write(json.dumps(rows, indent=2))
+        elif not checked.problems:
+            self.stdout.write(f"{len(checked.questions)} lesson file(s), no problems")
+        if checked.problems:
+            if not options["json"]:
+                self.stdout.write(f"{len(checked.problems)} problem(s)")
+            raise SystemExit(1)

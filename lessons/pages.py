@@ -1,0 +1,114 @@
+"""What the lesson pages show, prepared in Python so templates only lay it out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from lessons.catalog import neighbours
+from lessons.lesson import CodeSample, Question
+from lessons.rendering import highlight_code, render_markdown
+from lessons.schema import LEVELS, TIER_SECONDS, TIERS
+
+TIER_LABELS = {"basics": "Basics", "solid": "Solid", "senior": "Senior"}
+TIER_HINTS = {
+    "basics": "about 20 seconds spoken",
+    "solid": "about 40 seconds spoken",
+    "senior": "the deep dive",
+}
+
+
+@dataclass(frozen=True)
+class SampleView:
+    sample: CodeSample
+    html: str
+    caption_html: str
+
+
+@dataclass(frozen=True)
+class TierView:
+    name: str
+    label: str
+    hint: str
+    seconds: int
+    url: str
+    html: str
+    samples: list[SampleView]
+
+
+def tier_view(question: Question, name: str) -> TierView:
+    return TierView(
+        name=name,
+        label=TIER_LABELS[name],
+        hint=TIER_HINTS[name],
+        seconds=TIER_SECONDS[name],
+        url=reverse("lessons:tier", args=[question.slug, name]),
+        html=render_markdown(question.tiers[name]),
+        samples=[
+            SampleView(
+                sample=s,
+                html=highlight_code(s.code, s.language),
+                caption_html=render_markdown(s.caption) if s.caption else "",
+            )
+            for s in question.samples_for(name)
+        ],
+    )
+
+
+def tiers_upto(tier: str | None) -> list[str]:
+    if tier is None:
+        return []
+    return list(TIERS[: TIERS.index(tier) + 1])
+
+
+def experiment_links(question: Question) -> list[dict]:
+    """Links into the lab for the experiments this lesson names; titles from the lab's
+    catalog when it knows the slug, otherwise the slug itself."""
+    titles = _experiment_titles()
+    return [
+        {"slug": slug, "title": titles.get(slug) or slug.replace("-", " ").capitalize(),
+         "url": f"/lab/experiments/{slug}/"}
+        for slug in question.experiments
+    ]  # fmt: skip
+
+
+def _experiment_titles() -> dict[str, str]:
+    try:
+        from teachlab.lab.experiments.catalog import experiment_titles  # type: ignore
+    except Exception:  # the lab may not publish titles; the slug still links
+        return {}
+    try:
+        return dict(experiment_titles())
+    except Exception:
+        return {}
+
+
+def question_context(question: Question, *, revealed_upto: str | None) -> dict:
+    """Everything the question page (and its partials) needs."""
+    revealed = tiers_upto(revealed_upto)
+    previous, following = neighbours(question.slug)
+    return {
+        "question": question,
+        "prompt_html": render_markdown(question.prompt),
+        "revealed": [tier_view(question, t) for t in revealed],
+        "upcoming": upcoming_tier(question, revealed_upto),
+        "key_points": question.key_points,
+        "go_deeper": [
+            {"level": level, "html": render_markdown(question.go_deeper[level])} for level in LEVELS
+        ],
+        "followups": [
+            {"question_html": render_markdown(f.question), "answer_html": render_markdown(f.answer)}
+            for f in question.followups
+        ],
+        "experiments": experiment_links(question),
+        "previous": previous,
+        "next": following,
+    }
+
+
+def upcoming_tier(question: Question, revealed_upto: str | None) -> TierView | None:
+    index = -1 if revealed_upto is None else TIERS.index(revealed_upto)
+    if index + 1 >= len(TIERS):
+        return None
+    return tier_view(question, TIERS[index + 1])

@@ -1,0 +1,61 @@
+"""Lesson pages: the index and the question walk. Views read the request, call a function,
+render; htmx requests get the named partial of the same template."""
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from lessons.catalog import all_questions, catalog_problems, get_question
+from lessons.learners import learner_for_request
+from lessons.lesson import Question
+from lessons.pages import TIER_LABELS, question_context
+from lessons.progress import reveal_record, revealed_tiers
+from lessons.schema import TIERS
+
+
+def _question_or_404(request: HttpRequest, slug: str) -> Question:
+    question = get_question(slug)
+    if question is None:
+        raise Http404(f"No question {slug!r}")
+    return question
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    learner = learner_for_request(request)
+    revealed = revealed_tiers(learner=learner)
+    rows = [
+        {
+            "question": q,
+            "tiers": [
+                {"name": t, "label": TIER_LABELS[t], "revealed": t in revealed.get(q.slug, ())}
+                for t in TIERS
+            ],
+            "revealed_count": len(revealed.get(q.slug, ())),
+        }
+        for q in all_questions()
+    ]
+    return render(request, "lessons/index.html", {"rows": rows, "problems": catalog_problems()})
+
+
+@require_GET
+def question(request: HttpRequest, slug: str) -> HttpResponse:
+    """The prompt first; every answer tier stays hidden until the learner asks for it."""
+    q = _question_or_404(request, slug)
+    learner_for_request(request)
+    return render(request, "lessons/question.html", question_context(q, revealed_upto=None))
+
+
+@require_GET
+def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
+    """Reveal `tier` (and the ones before it) and record it: htmx swaps in just that tier,
+    a plain visit (the permalink) gets the whole page with those tiers open."""
+    q = _question_or_404(request, slug)
+    if tier not in TIERS:
+        raise Http404(f"No tier {tier!r}")
+    reveal_record(learner=learner_for_request(request), slug=q.slug, tier=tier)
+    context = question_context(q, revealed_upto=tier)
+    if request.htmx:
+        context["tier"] = context["revealed"][-1]
+        return render(request, "lessons/question.html#tier", context)
+    return render(request, "lessons/question.html", context)
