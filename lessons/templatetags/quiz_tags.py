@@ -1,0 +1,38 @@
+"""Template helpers of the quiz and self-rating: lesson Markdown, and the rating widget that
+the lesson pages drop under each revealed tier."""
+
+from django import template
+from django.utils.safestring import SafeString
+
+from lessons.learners import SESSION_KEY
+from lessons.models import Learner
+from lessons.progress import rating_context
+from lessons.rendering import render_markdown
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """Lesson Markdown as sanitised HTML (lessons/rendering.py)."""
+    return render_markdown(text or "")
+
+
+@register.inclusion_tag("lessons/_self_rating.html", takes_context=True)
+def self_rating(context, slug: str, tier: str) -> dict:
+    """`{% self_rating question.slug tier.name %}`: the "missed it / partly / nailed it" form,
+    showing the learner's current rating. Never creates a learner: reading a page is enough."""
+    request = context.get("request")
+    learner = None
+    if request is not None:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            learner = Learner.objects.filter(user=user).first()
+        elif request.session.get(SESSION_KEY):
+            learner = Learner.objects.filter(
+                key=request.session[SESSION_KEY], user__isnull=True
+            ).first()
+    return {
+        **rating_context(learner=learner, slug=slug, tier=tier),
+        "csrf_token": context.get("csrf_token"),
+    }

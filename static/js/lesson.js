@@ -1,0 +1,101 @@
+// The question walk: the "Answer out loud" timer and the keyboard shortcuts.
+// Revealing tiers is plain htmx (hx-get on the reveal link); this file only adds the clock,
+// keys and focus handling, and the page works without it (the reveal link is a permalink).
+(function () {
+  "use strict";
+
+  let tick = null;
+
+  function announce(text) {
+    const status = document.getElementById("lesson-status");
+    if (status) status.textContent = text;
+  }
+
+  function stopTimer() {
+    if (tick !== null) window.clearInterval(tick);
+    tick = null;
+  }
+
+  function startTimer() {
+    const box = document.getElementById("answer-timer");
+    if (!box) return;
+    const total = Number(box.dataset.seconds) || 20;
+    const left = box.querySelector(".timer-left");
+    const bar = box.querySelector(".timer-bar");
+    const started = performance.now();
+    stopTimer();
+    box.hidden = false;
+    box.classList.remove("is-done");
+    const update = function () {
+      const used = Math.min(total, (performance.now() - started) / 1000);
+      bar.value = used;
+      left.textContent = String(Math.ceil(total - used));
+      if (used >= total) {
+        stopTimer();
+        box.classList.add("is-done");
+        announce("Time is up. Reveal the answer and compare.");
+      }
+    };
+    update();
+    tick = window.setInterval(update, 200);
+    announce("Timer started: " + total + " seconds. Answer out loud.");
+  }
+
+  function revealNext() {
+    const link = document.querySelector('#reveal [data-action="reveal"]');
+    if (link) link.click();
+  }
+
+  function go(attribute) {
+    const question = document.getElementById("question");
+    const url = question && question.getAttribute(attribute);
+    if (url) window.location.assign(url);
+  }
+
+  function typing(target) {
+    return (
+      target.isContentEditable ||
+      ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)
+    );
+  }
+
+  document.addEventListener("click", function (event) {
+    if (event.target.closest('[data-action="start-timer"]')) startTimer();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (!document.getElementById("question")) return;
+    const actions = {
+      t: startTimer,
+      r: revealNext,
+      n: function () { go("data-next-url"); },
+      p: function () { go("data-previous-url"); },
+    };
+    const action = actions[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  });
+
+  // A tier swapped in by htmx: stop the old clock, move focus to the new tier's heading so
+  // keyboard and screen-reader users land on what they just opened.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (!event.target || !document.getElementById("tiers")) return;
+    stopTimer();
+    const headings = document.querySelectorAll("#tiers .tier h3");
+    const last = headings[headings.length - 1];
+    if (last) {
+      last.focus();
+      announce(last.textContent.trim().split(/\s+/)[0] + " answer revealed.");
+    }
+  });
+})();
+
+// A tier permalink opens with that tier in view.
+(function () {
+  const match = window.location.pathname.match(/\/q\/[^/]+\/(basics|solid|senior)\/$/);
+  const tier = match && document.getElementById("tier-" + match[1]);
+  if (tier) tier.scrollIntoView({ block: "start" });
+})();
