@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "template_partials",
     "lessons",
     "teachlab.lab",
+    "teachlab.lab.experiments",
     "teachlab.workshop",
 ]
 
@@ -150,6 +151,22 @@ LAB_MAX_TASKS_PER_RUN = env_int("LAB_MAX_TASKS_PER_RUN", 2000)
 LAB_MAX_COUNTDOWN = env_int("LAB_MAX_COUNTDOWN", 3 * 60 * 60)
 LAB_MAX_RUNS_AT_ONCE = env_int("LAB_MAX_RUNS_AT_ONCE", 3)
 LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
+# Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
+# restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
+LAB_EXTRA_LANES = [
+    {
+        "name": "redis-default-sweep",
+        "broker": "redis",
+        "db": env_int("REDIS_DB_DEFAULT_SWEEP", 5),
+        "visibility_timeout": 10,
+        "restore_interval": 10,
+        "restore_throttle": 10,
+        "workers": 1,
+        "listed": False,
+        "title": "Redis, 10 s timeout, kombu's default restore sweep",
+        "summary": "Stale messages wait for a sweep that scans about every 100 s.",
+    },
+]
 
 LOGGING = {
     "version": 1,

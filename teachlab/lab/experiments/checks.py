@@ -1,0 +1,336 @@
+"""Expected observations as data, evaluated on a run's events.
+
+A check names a metric, whether it holds for the run's totals (`per: run`) or for every task
+(`per: task`), and a bound. Metrics are pure functions of the events, so the same numbers show
+on the experiment page, in `lab experiment --json` and in the tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+# Event kinds as the lab records them (teachlab/lab/README.md); one event per delivery.
+RECEIVED = "received"
+STARTED = "started"
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+RETRIED = "retried"
+REVOKED = "revoked"
+SUPPRESSED = "suppressed"
+FINISHES = (SUCCEEDED, FAILED, RETRIED, SUPPRESSED)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened to one copy of a task, `t` seconds after the run was fired."""
+
+    kind: str
+    task_id: str
+    t: float
+    worker: str = ""
+    redelivered: bool = False
+
+
+@dataclass
+class Observation:
+    """What one run showed: its tasks (id -> seconds after firing when due) and events."""
+
+    tasks: dict[str, float]
+    events: list[Event]
+    duration: float = 0.0
+    lane: str = ""
+    params: dict = field(default_factory=dict)
+
+    def of_task(self, task_id: str) -> list[Event]:
+        return [e for e in self.events if e.task_id == task_id]
+
+    def by_task(self) -> dict[str, list[Event]]:
+        grouped: dict[str, list[Event]] = {task_id: [] for task_id in self.tasks}
+        for event in sorted(self.events, key=lambda e: e.t):
+            grouped.setdefault(event.task_id, []).append(event)
+        return grouped
+
+
+# --- per-task metrics: f(events of one task, due) -> number or None (never happened) ---------
+
+
+def _count(kind: str) -> Callable[[list[Event], float], float]:
+    return lambda events, _due: float(sum(1 for e in events if e.kind == kind))
+
+
+def _first(kind: str) -> Callable[[list[Event], float], float | None]:
+    def first(events: list[Event], _due: float) -> float | None:
+        times = [e.t for e in events if e.kind == kind]
+        return round(min(times), 2) if times else None
+
+    return first
+
+
+def _last(kind: str) -> Callable[[list[Event], float], float | None]:
+    def last(events: list[Event], _due: float) -> float | None:
+        times = [e.t for e in events if e.kind == kind]
+        return round(max(times), 2) if times else None
+
+    return last
+
+
+def _start_after_due(events: list[Event], due: float) -> float | None:
+    starts = [e.t for e in events if e.kind == STARTED]
+    return round(min(starts) - due, 2) if starts else None
+
+
+def _last_start_after_due(events: list[Event], due: float) -> float | None:
+    starts = [e.t for e in events if e.kind == STARTED]
+    return round(max(starts) - due, 2) if starts else None
+
+
+def _executions(events: list[Event], _due: float) -> float:
+    """Bodies that ran: a copy the guard turned away started but did no work."""
+    started = sum(1 for e in events if e.kind == STARTED)
+    return float(started - sum(1 for e in events if e.kind == SUPPRESSED))
+
+
+def _running_at_once(events: list[Event], _due: float) -> float:
+    """Most copies of the task inside their body at the same moment."""
+    running = peak = 0
+    order = {STARTED: 1}  # at equal times, count finishes first
+    for event in sorted(events, key=lambda e: (e.t, order.get(e.kind, 0))):
+        if event.kind == STARTED:
+            running += 1
+            peak = max(peak, running)
+        elif event.kind in FINISHES and running:
+            running -= 1
+    return float(peak)
+
+
+def _workers(events: list[Event], _due: float) -> float:
+    return float(len({e.worker for e in events if e.kind == RECEIVED and e.worker}))
+
+
+def _redelivered(events: list[Event], _due: float) -> float:
+    return float(sum(1 for e in events if e.kind == RECEIVED and e.redelivered))
+
+
+TASK_METRICS: dict[str, tuple[Callable[[list[Event], float], float | None], str]] = {
+    "receipts": (_count(RECEIVED), "deliveries of the task"),
+    "redelivered": (_redelivered, "deliveries marked redelivered"),
+    "executions": (_executions, "times the body ran (guarded copies excluded)"),
+    "completions": (_count(SUCCEEDED), "times the body finished without error"),
+    "failures": (_count(FAILED), "times the body raised"),
+    "retries": (_count(RETRIED), "times the body asked for a retry"),
+    "suppressed": (_count(SUPPRESSED), "copies the idempotency guard turned away"),
+    "revoked": (_count(REVOKED), "copies revoked (expired) before running"),
+    "running_at_once": (_running_at_once, "most copies running at the same moment"),
+    "workers": (_workers, "distinct workers that received it"),
+    "first_receipt": (_first(RECEIVED), "seconds after firing of the first delivery"),
+    "last_receipt": (_last(RECEIVED), "seconds after firing of the last delivery"),
+    "first_start": (_first(STARTED), "seconds after firing the body first started"),
+    "start_after_due": (_start_after_due, "seconds from due to the first start"),
+    "last_start_after_due": (_last_start_after_due, "seconds from due to the last start"),
+}
+
+
+# --- run metrics: f(observation) -> number ----------------------------------------------------
+
+
+def _total(metric: str) -> Callable[[Observation], float]:
+    def total(obs: Observation) -> float:
+        return float(sum(v or 0 for v in task_metric(observation=obs, what=metric).values()))
+
+    return total
+
+
+def _extreme(
+    metric: str, pick: Callable[[Iterable[float]], float]
+) -> Callable[[Observation], float | None]:
+    def extreme(obs: Observation) -> float | None:
+        values = [v for v in task_metric(observation=obs, what=metric).values() if v is not None]
+        return pick(values) if values else None
+
+    return extreme
+
+
+def _amplification(obs: Observation) -> float | None:
+    if not obs.tasks:
+        return None
+    return round(_total("executions")(obs) / len(obs.tasks), 2)
+
+
+def _duplicates(obs: Observation) -> float:
+    return max(0.0, _total("receipts")(obs) - len(obs.tasks))
+
+
+def _tasks_run_more_than_once(obs: Observation) -> float:
+    return float(
+        sum(1 for v in task_metric(observation=obs, what="executions").values() if (v or 0) > 1)
+    )
+
+
+COUNTED = (
+    "receipts",
+    "redelivered",
+    "executions",
+    "completions",
+    "failures",
+    "retries",
+    "suppressed",
+    "revoked",
+)
+
+RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
+    "tasks": (lambda obs: float(len(obs.tasks)), "tasks fired"),
+    **{name: (_total(name), f"{TASK_METRICS[name][1]}, all tasks together") for name in COUNTED},
+    "duplicates": (_duplicates, "deliveries beyond one per task"),
+    "amplification": (_amplification, "executions per task"),
+    "tasks_run_more_than_once": (_tasks_run_more_than_once, "tasks whose body ran twice or more"),
+    **{
+        f"max_{name}": (_extreme(name, max), f"largest per task: {desc}")
+        for name, (_fn, desc) in TASK_METRICS.items()
+    },
+    **{
+        f"min_{name}": (_extreme(name, min), f"smallest per task: {desc}")
+        for name, (_fn, desc) in TASK_METRICS.items()
+    },
+}
+
+PER = ("run", "task")
+BOUNDS = {
+    "at_least": (">=", lambda v, b: v >= b),
+    "at_most": ("<=", lambda v, b: v <= b),
+    "equals": ("=", lambda v, b: v == b),
+    "more_than": (">", lambda v, b: v > b),
+    "less_than": ("<", lambda v, b: v < b),
+    "between": ("in", lambda v, b: b[0] <= v <= b[1]),
+}
+
+
+def metric_names(per: str) -> tuple[str, ...]:
+    return tuple(TASK_METRICS if per == "task" else RUN_METRICS)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    says: str
+    run: str
+    passed: bool
+    expected: str
+    observed: str
+    values: tuple = ()
+
+    def as_dict(self) -> dict:
+        return {
+            "says": self.says,
+            "run": self.run,
+            "passed": self.passed,
+            "expected": self.expected,
+            "observed": self.observed,
+        }
+
+
+def run_metric(*, observation: Observation, what: str) -> float | None:
+    return RUN_METRICS[what][0](observation)
+
+
+def task_metric(*, observation: Observation, what: str) -> dict[str, float | None]:
+    fn = TASK_METRICS[what][0]
+    grouped = observation.by_task()
+    return {tid: fn(grouped[tid], due) for tid, due in observation.tasks.items()}
+
+
+def bound_value(*, bound: object, observations: Mapping[str, Observation]):
+    """A bound is a number, [low, high] for `between`, or another run's metric:
+    {run: NAME, what: METRIC, times: N, plus: N}."""
+    if isinstance(bound, list | tuple):
+        return (float(bound[0]), float(bound[1]))
+    if isinstance(bound, Mapping):
+        value = run_metric(observation=observations[bound["run"]], what=bound["what"])
+        if value is None:
+            return None
+        return value * float(bound.get("times", 1)) + float(bound.get("plus", 0))
+    return float(bound)
+
+
+def describe_bound(bound: object) -> str:
+    if isinstance(bound, list | tuple):
+        return f"[{_fmt(float(bound[0]))}, {_fmt(float(bound[1]))}]"
+    if isinstance(bound, Mapping):
+        text = f"{bound['what']} of run '{bound['run']}'"
+        if bound.get("times", 1) != 1:
+            text = f"{bound['times']} × {text}"
+        if bound.get("plus"):
+            text += f" {'+' if bound['plus'] > 0 else '−'} {abs(bound['plus'])}"
+        return text
+    return _fmt(float(bound))
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "never"
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+
+
+def check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -> CheckResult:
+    """One check against the observed runs; every task must pass a `per: task` check."""
+    run = check["run"]
+    what = check["what"]
+    op_name = next(name for name in BOUNDS if name in check)
+    symbol, test = BOUNDS[op_name]
+    bound = bound_value(bound=check[op_name], observations=observations)
+    expected = f"{what} {symbol} {describe_bound(check[op_name])}"
+    if check.get("per", "run") == "task":
+        expected = f"every task: {expected}"
+    says = check.get("says") or expected
+    observation = observations[run]
+    if bound is None:
+        return CheckResult(says, run, False, expected, "the reference value was never observed")
+    if check.get("per", "run") == "task":
+        values = task_metric(observation=observation, what=what)
+        if not values:
+            return CheckResult(says, run, False, expected, "no tasks were fired")
+        passed = all(v is not None and test(v, bound) for v in values.values())
+        return CheckResult(
+            says,
+            run,
+            passed,
+            expected,
+            _describe_values(list(values.values())),
+            tuple(values.values()),
+        )
+    value = run_metric(observation=observation, what=what)
+    passed = value is not None and test(value, bound)
+    return CheckResult(says, run, passed, expected, _fmt(value), (value,))
+
+
+def _describe_values(values: list[float | None]) -> str:
+    if len(values) <= 4:
+        return ", ".join(_fmt(v) for v in values)
+    known = [v for v in values if v is not None]
+    never = len(values) - len(known)
+    text = f"{_fmt(min(known))}–{_fmt(max(known))} over {len(values)} tasks" if known else ""
+    if never:
+        text = f"{text}; never for {never}" if text else f"never for all {never} tasks"
+    return text
+
+
+def copies_histogram(
+    *, observation: Observation, what: str = "executions"
+) -> list[tuple[int, int]]:
+    """How many tasks had 0, 1, 2, … copies (received or executed), ascending by copies."""
+    counts = Counter(int(v or 0) for v in task_metric(observation=observation, what=what).values())
+    return sorted(counts.items())
+
+
+def receipts_over_time(
+    *, observation: Observation, bucket: float = 1.0
+) -> list[tuple[float, int, int]]:
+    """(bucket start, first deliveries, redeliveries) per time bucket, for the receipts plot."""
+    buckets: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for event in observation.events:
+        if event.kind == RECEIVED:
+            buckets[int(event.t // bucket)][1 if event.redelivered else 0] += 1
+    if not buckets:
+        return []
+    last = max(max(buckets), int(observation.duration // bucket))
+    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(0, last + 1)]

@@ -1,0 +1,48 @@
+"""A learner's go at one experiment: the prediction they made, the runs it fired, the verdict."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+
+
+def new_attempt_id() -> str:
+    """Attempt ids appear in URLs: unguessable, like run ids."""
+    return secrets.token_urlsafe(12)
+
+
+class AttemptQuerySet(models.QuerySet):
+    def owned_by(self, learner) -> AttemptQuerySet:
+        return self.filter(learner=learner)
+
+
+class Attempt(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        DONE = "done", "done"  # steps finished and checks evaluated
+        FAILED = "failed", "failed"  # could not run (broker away, limits); see `error`
+
+    id = models.CharField(primary_key=True, max_length=24, default=new_attempt_id, editable=False)
+    learner = models.ForeignKey(
+        "lessons.Learner", on_delete=models.CASCADE, related_name="experiment_attempts"
+    )
+    slug = models.CharField(max_length=80)
+    # {"kind": "number", "value": 3} or {"kind": "choice", "value": "timeout-late"}
+    prediction = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    runs = models.JSONField(default=dict)  # run name -> lab Run id
+    step = models.CharField(max_length=200, blank=True)  # what the runner is doing now
+    result = models.JSONField(default=dict)  # verdict (see runner.attempt_result)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AttemptQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["learner", "slug"])]
+
+    def __str__(self) -> str:
+        return f"attempt {self.id} at {self.slug} ({self.status})"

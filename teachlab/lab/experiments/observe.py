@@ -1,0 +1,90 @@
+"""Turn a lab run's stored events (teachlab/lab/README.md, "The event dict") into the
+Observation the checks read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from teachlab.lab.experiments.checks import (
+    FAILED,
+    FINISHES,
+    RETRIED,
+    SUCCEEDED,
+    Event,
+    Observation,
+)
+
+# The lab calls a body that returned "finished"; a failure Celery will retry is a retry here.
+KIND_NAMES = {"finished": SUCCEEDED}
+
+
+def event_from_dict(event: Mapping) -> Event:
+    kind = KIND_NAMES.get(event["kind"], event["kind"])
+    if kind == FAILED and (event.get("data") or {}).get("retrying"):
+        kind = RETRIED
+    return Event(
+        kind=kind,
+        task_id=event["task_id"],
+        t=float(event["t"]),
+        worker=event.get("worker") or "",
+        redelivered=bool(event.get("redelivered")),
+    )
+
+
+def due_times(
+    *, task_ids: list[str], params: Mapping, events: Iterable[Mapping]
+) -> dict[str, float]:
+    """Seconds after firing each task is due: its ETA when an event carries one, else the
+    schedule the parameters describe (a feeder publishes with no countdown at the due time)."""
+    countdown = float(params.get("countdown") or 0)
+    spacing = float(params.get("spacing") or 0)
+    due = {tid: countdown + spacing * i for i, tid in enumerate(task_ids)}
+    for event in events:
+        if event.get("eta") and event["task_id"] in due and not params.get("feeder"):
+            fired_at = float(event["at"]) - float(event["t"])
+            due[event["task_id"]] = round(float(event["eta"]) - fired_at, 3)
+    return due
+
+
+def observation_from_events(
+    *,
+    task_ids: list[str],
+    params: Mapping,
+    events: list[Mapping],
+    lane: str = "",
+    duration: float | None = None,
+) -> Observation:
+    converted = [event_from_dict(e) for e in events]
+    if duration is None:
+        duration = max((e.t for e in converted), default=0.0)
+    return Observation(
+        tasks=due_times(task_ids=task_ids, params=params, events=events),
+        events=converted,
+        duration=duration,
+        lane=lane,
+        params=dict(params),
+    )
+
+
+def observation_for_run(*, run, duration: float | None = None) -> Observation:
+    from teachlab.lab.runs import run_events
+
+    return observation_from_events(
+        task_ids=list(run.task_ids),
+        params=run.params,
+        events=run_events(run=run),
+        lane=run.lane,
+        duration=duration,
+    )
+
+
+def settled(*, observation: Observation) -> bool:
+    """Every task received and every received copy finished one way or another."""
+    grouped = observation.by_task()
+    for task_id in observation.tasks:
+        events = grouped.get(task_id, [])
+        receipts = sum(1 for e in events if e.kind == "received")
+        ends = sum(1 for e in events if e.kind in (*FINISHES, FAILED, "revoked"))
+        if receipts == 0 or ends < receipts:
+            return False
+    return True

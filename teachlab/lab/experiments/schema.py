@@ -1,0 +1,84 @@
+"""The rules an experiment file follows, in one place for the validator, the loader and the
+README (lessons/experiments/README.md describes the same rules)."""
+
+from teachlab.lab.experiments.checks import BOUNDS, PER
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+NAME_PATTERN = r"^[a-z][a-z0-9-]*$"
+TIERS = ("basics", "solid", "senior")
+
+# field -> required?
+FIELDS = {
+    "slug": True,
+    "order": True,
+    "title": True,
+    "question": True,
+    "backs": True,
+    "prediction": True,
+    "runs": True,
+    "checks": True,
+    "explanation": True,
+    "links": False,
+}
+BACKS_FIELDS = {"lesson": True, "claims": True}
+PREDICTION_FIELDS = {
+    "prompt": True,
+    "kind": True,
+    "observe": False,
+    "unit": False,
+    "choices": False,
+}
+PREDICTION_KINDS = ("number", "choice")
+CHOICE_FIELDS = {"id": True, "label": True, "when": True}
+# `after`: start when that (earlier) run's steps are done, for runs that would disturb each
+# other on one lane (a crash, then a warm shutdown); without it runs go side by side.
+RUN_FIELDS = {
+    "name": True,
+    "lane": True,
+    "params": True,
+    "steps": True,
+    "feeder": False,
+    "after": False,
+}
+CHECK_FIELDS = {
+    "run": False,
+    "what": True,
+    "per": False,
+    "says": True,
+    **{b: False for b in BOUNDS},
+}
+CONDITION_FIELDS = {"run": False, "what": True, "per": False, **{b: False for b in BOUNDS}}
+UNTIL_FIELDS = {**CONDITION_FIELDS, "within": True}
+BOUND_REF_FIELDS = {"run": True, "what": True, "times": False, "plus": False}
+LINK_FIELDS = {"lesson": True, "tier": True, "text": False}
+PER_VALUES = PER
+
+# Run parameters the lab's run_fire takes (teachlab/lab/README.md): name -> accepted types.
+PARAMS: dict[str, tuple[type, ...]] = {
+    "countdown": (int, float),
+    "count": (int,),
+    "spacing": (int, float),
+    "duration": (int, float),
+    "expires": (int, float),
+    "acks_late": (bool,),
+    "guard": (bool,),
+    "guard_ttl": (int, float),
+    "fail": (int,),
+    "retry": (bool,),
+    "retry_delay": (int, float),
+}
+PARAM_LIMITS = {"count": (1, 2000), "countdown": (0, 600), "duration": (0, 300), "fail": (0, 10)}
+
+# Steps: the bare word `fire`, or a one-key mapping:
+#   wait: S             sleep S seconds
+#   until: {condition, within: S}   poll the run's events until the condition holds (or S pass)
+#   crash: holder|any   SIGKILL the worker that holds the run's task (or any of the lane's)
+#   shutdown: holder|any  warm shutdown (SIGTERM) of that worker
+#   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
+#   purge: run          delete the run's messages still in the broker (stops an endless storm)
+STEP_WORDS = ("fire",)
+STEP_KEYS = ("wait", "until", "crash", "shutdown", "ready", "purge")
+WORKER_TARGETS = ("holder", "any")
+
+# An experiment must stay short enough that all of them run in CI in about ten minutes.
+MAX_SECONDS = 150
