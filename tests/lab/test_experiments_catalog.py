@@ -1,0 +1,155 @@
+"""The experiment files validate, and a broken file is reported with the right line."""
+
+from __future__ import annotations
+
+import textwrap
+
+from teachlab.lab.experiments.catalog import (
+    catalog_validate,
+    experiment_validate,
+    lesson_claims,
+)
+
+LESSONS = {"raise-visibility-timeout": {"copies-run-together-at-due-time", "sweep-adds-lag"}}
+LANES = {"redis-short", "redis-long"}
+
+GOOD = textwrap.dedent(
+    """\
+    slug: tiny
+    order: 1
+    title: Tiny
+    question: Does it come back?
+    backs:
+      - lesson: raise-visibility-timeout
+        claims: [copies-run-together-at-due-time]
+    prediction:
+      prompt: How many receipts?
+      kind: number
+      observe: {what: max_receipts}
+    runs:
+      - name: main
+        lane: redis-short
+        params: {countdown: 25}
+        steps:
+          - fire
+          - wait: 30
+    checks:
+      - what: receipts
+        per: task
+        at_least: 3
+        says: Received again.
+    explanation: Because.
+    """
+)
+
+
+def validate(text: str, file: str = "tiny.yaml"):
+    return experiment_validate(file=file, text=text, lessons=LESSONS, lanes=LANES)
+
+
+def lines_of(problems) -> list[int]:
+    return [p.line for p in problems]
+
+
+def test_a_well_formed_experiment_loads_with_its_single_run_filled_in():
+    experiment, problems = validate(GOOD)
+    assert problems == []
+    assert experiment.checks[0]["run"] == "main"
+    assert experiment.prediction["observe"]["run"] == "main"
+    assert experiment.seconds == 30
+
+
+def test_unknown_metric_is_reported_on_its_line():
+    _, problems = validate(GOOD.replace("- what: receipts", "- what: receits"))
+    assert lines_of(problems) == [20]
+    assert "unknown task metric 'receits'" in problems[0].message
+    assert "receipts" in problems[0].message  # lists what is known
+
+
+def test_unknown_lane_and_claim_point_at_their_lines():
+    text = GOOD.replace("lane: redis-short", "lane: redis-tiny").replace(
+        "claims: [copies-run-together-at-due-time]", "claims: [no-such-claim]"
+    )
+    _, problems = validate(text)
+    by_line = {p.line: p.message for p in problems}
+    assert "no lane 'redis-tiny'" in by_line[14]
+    assert "has no claim 'no-such-claim'" in by_line[7]
+
+
+def test_a_step_before_fire_and_a_bad_step_are_refused():
+    text = GOOD.replace(
+        "      - fire\n      - wait: 30\n", "      - wait: 3\n      - explode: now\n"
+    )
+    _, problems = validate(text)
+    messages = {p.line: p.message for p in problems}
+    assert "fire the run before any other step" in messages[17]
+    assert "unknown step 'explode'" in messages[18]
+    assert any("never `fire`" in m for m in messages.values())
+
+
+def test_a_check_with_two_bounds_or_none_is_refused():
+    _, problems = validate(GOOD.replace("    at_least: 3\n", "    at_least: 3\n    at_most: 5\n"))
+    assert "exactly one bound" in problems[0].message and problems[0].line == 20
+    _, problems = validate(GOOD.replace("    at_least: 3\n", ""))
+    assert "exactly one bound" in problems[0].message
+
+
+def test_missing_and_unknown_fields_are_named():
+    _, problems = validate(GOOD.replace("explanation: Because.\n", "explanaton: Because.\n"))
+    messages = [str(p) for p in problems]
+    assert "tiny.yaml:1: an experiment is missing `explanation`" in messages
+    assert any(
+        m.startswith("tiny.yaml:24:") and "unknown field `explanaton`" in m for m in messages
+    )
+
+
+def test_bad_yaml_and_duplicate_keys_give_their_line():
+    _, problems = validate(GOOD.replace("order: 1", "order: [1"))
+    assert problems[0].line in (2, 3) and "not valid YAML" in problems[0].message
+    _, problems = validate(GOOD + "title: Again\n")
+    assert any(p.line == 25 and "appears twice" in p.message for p in problems)
+
+
+def test_slug_must_match_file_name():
+    _, problems = validate(GOOD, file="other.yaml")
+    assert problems[0].line == 1 and "must match the file name" in problems[0].message
+
+
+def test_a_choice_prediction_needs_conditions_that_name_known_runs():
+    text = GOOD.replace(
+        "  kind: number\n  observe: {what: max_receipts}\n",
+        "  kind: choice\n  choices:\n"
+        "    - {id: once, label: Once, when: {what: max_receipts, equals: 1}}\n"
+        "    - {id: more, label: More, when: {run: nope, what: max_receipts, more_than: 1}}\n",
+    )
+    _, problems = validate(text)
+    assert [p.line for p in problems] == [13]
+    assert "no run named 'nope'" in problems[0].message
+
+
+def test_every_shipped_experiment_is_valid_against_the_real_lessons_and_lanes():
+    experiments, problems = catalog_validate()
+    assert [str(p) for p in problems] == []
+    assert len(experiments) >= 12
+
+
+def test_every_experiment_a_lesson_links_exists_and_backs_real_claims():
+    experiments, _ = catalog_validate()
+    slugs = {e.slug for e in experiments}
+    claims = lesson_claims()
+    import yaml
+
+    from teachlab.lab.experiments.catalog import LESSONS_DIR
+
+    for path in LESSONS_DIR.glob("*.yaml"):
+        lesson = yaml.safe_load(path.read_text())
+        for slug in lesson.get("experiments") or []:
+            assert slug in slugs, f"{path.name} links missing experiment {slug}"
+    for experiment in experiments:
+        for back in experiment.backs:
+            assert set(back["claims"]) <= claims[back["lesson"]]
+
+
+def test_the_whole_set_fits_the_ci_budget():
+    experiments, _ = catalog_validate()
+    assert sum(e.seconds for e in experiments) < 9 * 60
