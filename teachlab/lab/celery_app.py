@@ -1,0 +1,109 @@
+"""One Celery app per lane (its own broker, queue and timeout), and the worker entry point:
+
+python -m teachlab.lab.celery_app --lane redis-short --name redis-short-1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from celery import Celery
+from kombu import Exchange, Queue
+
+from teachlab.lab.lanes import Lane, lane_get, worker_hostname
+
+_apps: dict[tuple, Celery] = {}
+
+
+def _configure(app: Celery, lane: Lane) -> None:
+    app.conf.update(
+        broker_url=lane.broker_url,
+        broker_transport_options=lane.transport_options(),
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=2,
+        broker_connection_max_retries=3,
+        task_default_queue=lane.queue,
+        task_ignore_result=True,
+        result_backend=None,
+        task_serializer="json",
+        accept_content=["json"],
+        enable_utc=True,
+        timezone="UTC",
+        worker_pool="threads",  # tasks sleep; threads keep a worker to one process
+        worker_concurrency=lane.concurrency,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        worker_enable_remote_control=False,  # the lab's own registry (workers.py) lists them
+    )
+    if lane.kind == "rabbit":
+        # Native delayed delivery refuses a direct exchange (BROKER-FACTS 6): a quorum queue
+        # bound to a topic exchange lets RabbitMQ hold the countdown instead of the worker.
+        exchange = Exchange(lane.queue, type="topic")
+        app.conf.update(
+            task_queues=[
+                Queue(
+                    lane.queue,
+                    exchange,
+                    routing_key=lane.queue,
+                    queue_arguments={"x-queue-type": "quorum"},
+                )
+            ],
+            task_default_exchange=lane.queue,
+            task_default_exchange_type="topic",
+            task_default_routing_key=lane.queue,
+            broker_native_delayed_delivery_queue_type="quorum",
+        )
+
+
+def lane_app(lane: str | Lane) -> Celery:
+    """The lane's Celery app with the lab tasks registered (one per process and broker URL)."""
+    lane = lane_get(lane)
+    key = (lane.name, lane.broker_url, lane.visibility_timeout)
+    app = _apps.get(key)
+    if app is None:
+        from teachlab.lab.tasks import register_tasks
+
+        app = Celery(f"lab-{lane.name}", set_as_current=False)
+        _configure(app, lane)
+        register_tasks(app)
+        _apps[key] = app
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run one lab worker process for one lane.")
+    parser.add_argument("--lane", required=True)
+    parser.add_argument("--name", required=True, help="worker name, e.g. redis-short-1")
+    parser.add_argument("--loglevel", default=os.environ.get("TEACHLAB_WORKER_LOGLEVEL", "INFO"))
+    args = parser.parse_args(argv)
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
+    import django
+
+    django.setup()
+    from teachlab.lab import signals
+
+    lane = lane_get(args.lane)
+    signals.worker_identity.update(name=args.name, lane=lane.name)
+    app = lane_app(lane)
+    app.worker_main(
+        [
+            "worker",
+            "--hostname",
+            worker_hostname(args.name),
+            "--queues",
+            lane.queue,
+            "--loglevel",
+            args.loglevel,
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

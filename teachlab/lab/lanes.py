@@ -1,0 +1,233 @@
+"""Every lane the lab can fire at, in one table: adding a lane is one more entry here (or in
+settings.LAB_EXTRA_LANES), nothing else changes."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from django.conf import settings
+
+from teachlab.lab.errors import LaneUnknown
+
+# `broker` is "redis" (with `db`, a database number on settings.REDIS_URL) or "rabbit"
+# (settings.RABBIT_URL). Sweep options: kombu restores stale unacked messages only every
+# interval x throttle seconds (10 x 10 by default, BROKER-FACTS 1); 1 x 1 puts a stale
+# message back about a second after its visibility timeout.
+LANE_TABLE: list[dict] = [
+    {
+        "name": "redis-short",
+        "broker": "redis",
+        "db": 1,
+        "visibility_timeout": 10,
+        "title": "Redis, 10 s visibility timeout",
+        "summary": "A countdown longer than 10 s is handed out again every 10 s while it waits.",
+    },
+    {
+        "name": "redis-long",
+        "broker": "redis",
+        "db": 2,
+        "visibility_timeout": 60,
+        "title": "Redis, 60 s visibility timeout",
+        "summary": "The usual fix, scaled down: a timeout longer than any countdown you fire.",
+    },
+    {
+        "name": "rabbit-quorum",
+        "broker": "rabbit",
+        "title": "RabbitMQ quorum queue",
+        "summary": "Native delayed delivery: the broker holds the wait, the worker holds nothing.",
+    },
+    {
+        # Experiment 12: a second consumer group on redis-short's database with a longer
+        # timeout. The unacked hash is per database, so redis-short's 10 s sweep restores
+        # these messages too.
+        "name": "redis-shared-long",
+        "broker": "redis",
+        "db": 1,
+        "visibility_timeout": 60,
+        "workers": 1,
+        "listed": False,
+        "title": "Redis, 60 s timeout, sharing redis-short's database",
+        "summary": "Its own queue and timeout, but redis-short's workers restore its messages.",
+    },
+]
+
+HOW_TO_GET = {
+    "redis": "apt install redis-server (or `docker compose up -d redis`); scripts/run starts "
+    "one itself when none answers",
+    "rabbit": "apt install rabbitmq-server && rabbitmq-server -detached (or `docker compose up "
+    "-d rabbitmq`), and set TEACHLAB_RABBIT_URL if it is not amqp://guest:guest@127.0.0.1:5672//",
+}
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One broker configuration with its own queue, served by its own worker processes."""
+
+    name: str
+    kind: str  # "redis" | "rabbit"
+    broker_url: str
+    queue: str
+    visibility_timeout: float | None = None
+    restore_interval: float = 1
+    restore_throttle: int = 1
+    workers: int = 2
+    concurrency: int = 8
+    listed: bool = True
+    title: str = ""
+    summary: str = ""
+    extra_options: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def is_redis(self) -> bool:
+        return self.kind == "redis"
+
+    def transport_options(self) -> dict:
+        if not self.is_redis:
+            return dict(self.extra_options)
+        return {
+            "visibility_timeout": self.visibility_timeout,
+            "unacked_restore_interval": self.restore_interval,
+            "unacked_restore_throttle": self.restore_throttle,
+            **self.extra_options,
+        }
+
+
+def lane_from_entry(entry: dict) -> Lane:
+    kind = entry["broker"]
+    if kind == "redis":
+        url = f"{settings.REDIS_URL}/{entry['db']}"
+    elif kind == "rabbit":
+        url = entry.get("url") or settings.RABBIT_URL
+    else:
+        raise ValueError(f"lane {entry['name']}: unknown broker {kind!r}")
+    return Lane(
+        name=entry["name"],
+        kind=kind,
+        broker_url=url,
+        queue=entry.get("queue", f"lab-{entry['name']}"),
+        visibility_timeout=entry.get("visibility_timeout"),
+        restore_interval=entry.get("restore_interval", 1),
+        restore_throttle=entry.get("restore_throttle", 1),
+        workers=entry.get("workers", 2),
+        concurrency=entry.get("concurrency", 8),
+        listed=entry.get("listed", True),
+        title=entry.get("title", entry["name"]),
+        summary=entry.get("summary", ""),
+        extra_options=entry.get("transport_options", {}),
+    )
+
+
+def lanes(*, listed_only: bool = False) -> list[Lane]:
+    """Built from settings at each call, so tests that point settings elsewhere just work."""
+    table = [*LANE_TABLE, *getattr(settings, "LAB_EXTRA_LANES", [])]
+    found = [lane_from_entry(e) for e in table]
+    return [lane for lane in found if lane.listed or not listed_only]
+
+
+def lane_get(name: str | Lane) -> Lane:
+    if isinstance(name, Lane):
+        return name
+    for lane in lanes():
+        if lane.name == name:
+            return lane
+    known = ", ".join(lane.name for lane in lanes(listed_only=True))
+    raise LaneUnknown(f"There is no lane called {name!r}. Pick one of: {known}.")
+
+
+@dataclass(frozen=True)
+class LaneStatus:
+    lane: Lane
+    available: bool
+    reason: str = ""
+    how_to_get: str = ""
+
+
+_status_cache: dict[tuple, tuple[float, LaneStatus]] = {}
+STATUS_TTL = 3.0  # seconds; pages ask on every load, a dead broker costs a connect timeout
+
+
+def _redis_reason(url: str) -> str:
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means "unavailable", with its text
+        return f"Redis at {_where(url)} does not answer: {exc}"
+    return ""
+
+
+def _rabbit_reason(url: str) -> str:
+    from kombu import Connection
+
+    try:
+        with Connection(url, connect_timeout=2) as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001
+        return f"RabbitMQ at {_where(url)} does not answer: {exc}"
+    return ""
+
+
+def _where(url: str) -> str:
+    parsed = urlparse(url)
+    vhost = parsed.path.lstrip("/") or "/"
+    host = f"{parsed.hostname}:{parsed.port or ''}".rstrip(":")
+    return f"{host} (vhost {vhost})" if parsed.scheme.startswith("amqp") else host
+
+
+def lane_status(name: str | Lane, *, fresh: bool = False) -> LaneStatus:
+    """Whether the lane's broker answers now (cached a few seconds), and if not why and how to
+    get one."""
+    lane = lane_get(name)
+    key = (lane.name, lane.broker_url)
+    cached = _status_cache.get(key)
+    if cached and not fresh and time.monotonic() - cached[0] < STATUS_TTL:
+        return cached[1]
+    reason = _redis_reason(lane.broker_url) if lane.is_redis else _rabbit_reason(lane.broker_url)
+    status = LaneStatus(lane, not reason, reason, HOW_TO_GET[lane.kind] if reason else "")
+    _status_cache[key] = (time.monotonic(), status)
+    return status
+
+
+def worker_name(lane: Lane, number: int) -> str:
+    return f"{lane.name}-{number}"
+
+
+def worker_hostname(name: str) -> str:
+    return f"{name}@{socket.gethostname()}"
+
+
+def worker_argv(lane: Lane, number: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "teachlab.lab.celery_app",
+        "--lane",
+        lane.name,
+        "--name",
+        worker_name(lane, number),
+    ]
+
+
+def worker_commands(base_dir: Path) -> list[tuple[str, list[str], dict[str, str]]]:
+    """What scripts/run supervises for the lab: the workers of every lane whose broker answers,
+    and one monitor (broker snapshots, worker list, settling runs)."""
+    commands = []
+    for lane in lanes():
+        status = lane_status(lane, fresh=True)
+        if not status.available:
+            print(
+                f"  lane       {lane.name} unavailable: {status.reason}\n"
+                f"             to get it: {status.how_to_get}"
+            )
+            continue
+        for number in range(1, lane.workers + 1):
+            commands.append((worker_name(lane, number), worker_argv(lane, number), {}))
+    commands.append(
+        ("lab-monitor", [sys.executable, str(Path(base_dir) / "manage.py"), "lab", "monitor"], {})
+    )
+    return commands

@@ -1,0 +1,55 @@
+"""Per-learner limits on lab runs. They are settings, so a classroom server and a laptop can
+differ; a local run allows at least an 1,800-task batch."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+
+from teachlab.lab.errors import LabLimitError
+from teachlab.lab.store import app_redis
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600 and seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{seconds // 60} min"
+    return f"{seconds} s"
+
+
+def limits_check(*, count: int, longest_countdown: float, active_runs: int) -> None:
+    """Raise LabLimitError naming the limit and the value asked for."""
+    most = settings.LAB_MAX_TASKS_PER_RUN
+    if count > most:
+        raise LabLimitError(
+            f"A run may have at most {most} tasks; you asked for {count}. Fire a smaller batch."
+        )
+    longest = settings.LAB_MAX_COUNTDOWN
+    if longest_countdown > longest:
+        raise LabLimitError(
+            f"The last task would be due {_duration(longest_countdown)} after firing; the lab "
+            f"allows at most {_duration(longest)}. Shorten the countdown or the spacing."
+        )
+    at_once = settings.LAB_MAX_RUNS_AT_ONCE
+    if active_runs >= at_once:
+        raise LabLimitError(
+            f"You already have {active_runs} runs going (the limit is {at_once}). Wait for one "
+            "to finish, then fire again."
+        )
+
+
+def rate_limit_take(*, learner_id: int) -> None:
+    """A fixed one-minute window per learner in Redis; raises when the window is full."""
+    per_minute = settings.LAB_RUNS_PER_MINUTE
+    window = int(time.time() // 60)
+    key = f"lab:rate:{learner_id}:{window}"
+    pipe = app_redis().pipeline()
+    pipe.incr(key)
+    pipe.expire(key, 120)
+    used = int(pipe.execute()[0])
+    if used > per_minute:
+        wait = 60 - int(time.time() % 60)
+        raise LabLimitError(f"You may fire {per_minute} runs a minute; try again in {wait} s.")

@@ -1,0 +1,176 @@
+"""`manage.py lab run|workers|monitor`: the lab from a shell, through the same services."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from teachlab.lab.errors import LabError
+
+CLI_LEARNER_KEY = "cli"
+
+
+def _learner(key: str):
+    from lessons.models import Learner
+
+    learner, _ = Learner.objects.get_or_create(key=key)
+    return learner
+
+
+class Command(BaseCommand):
+    help = "Fire a lab run and follow it, list the lab's workers, or run the lab monitor."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        run = sub.add_parser("run", help="fire a run, print each receipt, then a summary")
+        run.add_argument("--lane", default="redis-short")
+        run.add_argument("--countdown", type=float)
+        run.add_argument("--eta", help="ISO date and time instead of --countdown")
+        run.add_argument("--count", type=int, default=1)
+        run.add_argument("--spacing", type=float, default=0)
+        run.add_argument("--duration", type=float, default=0)
+        run.add_argument("--expires", type=float)
+        run.add_argument("--acks-late", action="store_true")
+        run.add_argument("--guard", action="store_true")
+        run.add_argument("--fail", type=int, default=0, help="the body fails this many times")
+        run.add_argument("--retry", action="store_true", help="retry after a failure")
+        run.add_argument("--prediction", type=int)
+        run.add_argument("--label", default="cli")
+        run.add_argument("--learner", default=CLI_LEARNER_KEY, help="learner key to fire as")
+        run.add_argument("--timeout", type=float, help="stop following after this many seconds")
+        run.add_argument("--json", action="store_true", help="print only the summary, as JSON")
+        workers = sub.add_parser("workers", help="list each lane's workers")
+        workers.add_argument("--json", action="store_true")
+        monitor = sub.add_parser("monitor", help="publish broker snapshots; settle runs")
+        monitor.add_argument("--interval", type=float, default=0.5)
+
+    def handle(self, *args, **options):
+        try:
+            getattr(self, f"handle_{options['action']}")(options)
+        except LabError as exc:
+            raise CommandError(str(exc)) from exc
+
+    # --- run -------------------------------------------------------------------------------
+
+    def handle_run(self, options):
+        from teachlab.lab.runs import run_events, run_fire, run_settle, run_summary
+
+        params = {
+            "count": options["count"],
+            "countdown": options["countdown"],
+            "eta": options["eta"],
+            "spacing": options["spacing"],
+            "duration": options["duration"],
+            "expires": options["expires"],
+            "acks_late": options["acks_late"],
+            "guard": options["guard"],
+            "fail": options["fail"],
+            "retry": options["retry"],
+        }
+        run = run_fire(
+            learner=_learner(options["learner"]),
+            lane=options["lane"],
+            params=params,
+            prediction=options["prediction"],
+            label=options["label"],
+        )
+        out = sys.stderr if options["json"] else self.stdout
+        out.write(f"run {run.id} on {run.lane}: {len(run.task_ids)} task(s) published\n")
+        stop_at = time.time() + (options["timeout"] or max(5.0, run.deadline - time.time()))
+        seen = 0
+        while True:
+            for event in run_events(run, after_seq=seen):
+                seen = event["seq"]
+                if event["kind"] == "received" or not options["json"]:
+                    out.write(self._line(event) + "\n")
+                    out.flush()
+            run.refresh_from_db()
+            run_settle(run)
+            if run.status != run.Status.RUNNING:
+                # Catch events stored just before settling.
+                for event in run_events(run, after_seq=seen):
+                    seen = event["seq"]
+                    out.write(self._line(event) + "\n")
+                break
+            if time.time() > stop_at:
+                out.write("timed out before every task settled\n")
+                break
+            time.sleep(0.2)
+        summary = run_summary(run)
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, indent=2))
+        else:
+            self.stdout.write(self._summary_text(summary))
+
+    @staticmethod
+    def _line(event: dict) -> str:
+        again = " redelivered" if event["redelivered"] else ""
+        return (
+            f"{event['t']:8.2f}s  {event['kind']:<10} task {event['index']:<4} "
+            f"{event['task_id'][:8]}  copy {event['copy']}  {event['worker']}{again}"
+        )
+
+    @staticmethod
+    def _summary_text(summary: dict) -> str:
+        lines = [
+            f"\n{summary['status']}: tasks {summary['tasks']}, receipts {summary['receipts']}, "
+            f"executions {summary['executions']}, suppressed {summary['suppressed']}, "
+            f"duplicates {summary['duplicates']}, amplification {summary['amplification']}",
+        ]
+        if summary["prediction"] is not None:
+            lines.append(f"you predicted {summary['prediction']} receipts")
+        shown = list(summary["per_task"].items())[:20]
+        for task_id, row in shown:
+            lines.append(
+                f"  task {row['index']:<4} {task_id[:8]}  received {row['received']}  "
+                f"executed {row['executed']}  suppressed {row['suppressed']}"
+            )
+        if len(summary["per_task"]) > len(shown):
+            lines.append(f"  … and {len(summary['per_task']) - len(shown)} more tasks")
+        return "\n".join(lines) + "\n"
+
+    # --- workers ------------------------------------------------------------------------------
+
+    def handle_workers(self, options):
+        from teachlab.lab.lanes import lane_status, lanes
+        from teachlab.lab.workers import workers_list
+
+        found = workers_list()
+        report = []
+        for lane in lanes():
+            status = lane_status(lane)
+            report.append(
+                {
+                    "lane": lane.name,
+                    "available": status.available,
+                    "reason": status.reason,
+                    "how_to_get": status.how_to_get,
+                    "workers": [w for w in found if w["lane"] == lane.name],
+                }
+            )
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        for lane in report:
+            state = "available" if lane["available"] else f"UNAVAILABLE: {lane['reason']}"
+            self.stdout.write(f"{lane['lane']}  ({state})\n")
+            if not lane["available"]:
+                self.stdout.write(f"    to get it: {lane['how_to_get']}\n")
+            for w in lane["workers"]:
+                alive = "alive" if w["alive"] else w["state"] or "gone"
+                self.stdout.write(
+                    f"    {w['hostname'] or w['name']:<32} {alive:<10} pid {w['pid']}  "
+                    f"holds {w['held']}  running {w['running']}\n"
+                )
+            if not lane["workers"]:
+                self.stdout.write("    no workers seen\n")
+
+    # --- monitor -------------------------------------------------------------------------------
+
+    def handle_monitor(self, options):
+        from teachlab.lab.monitor import monitor_loop
+
+        monitor_loop(interval=options["interval"])

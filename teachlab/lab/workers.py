@@ -1,0 +1,217 @@
+"""The lab's worker processes: a registry each worker keeps fresh, and the controls a learner
+may use on them (warm shutdown, crash, restart).
+
+Each worker writes its record to a Redis hash twice a second and listens on its own control
+list, so the controls work whatever process (web, CLI, experiment) asks, on any host. On the
+same host a crash is sent straight from the caller with SIGKILL, as the OOM killer would.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+
+from django.conf import settings
+
+from teachlab.lab.errors import LabError, LabInputError
+from teachlab.lab.store import app_redis
+
+log = logging.getLogger(__name__)
+REGISTRY = "lab:workers"
+BEAT = 0.5  # seconds between heartbeats
+ALIVE_WITHIN = 2.5  # a record older than this is a worker that is gone
+FORGET_AFTER = 600  # records unseen this long are not listed any more
+ACTIONS = ("shutdown", "crash", "restart")
+
+
+def control_key(name: str) -> str:
+    return f"lab:control:{name}"
+
+
+# --- in the worker ----------------------------------------------------------------------------
+
+_record: dict = {}
+
+
+def _write(r, record: dict) -> None:
+    from teachlab.lab import events
+
+    record["seen_at"] = time.time()
+    record["held"] = len(events.held)
+    record["running"] = len(events.running)
+    record["held_ids"] = sorted(set(events.held.values()))[:200]
+    r.hset(REGISTRY, record["name"], json.dumps(record))
+
+
+def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
+    import psutil
+
+    me = psutil.Process()
+    _record.update(
+        name=name,
+        lane=lane,
+        hostname=hostname,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        created=me.create_time(),
+        started_at=time.time(),
+        state="running",
+    )
+    threading.Thread(target=_beat, name="lab-heartbeat", daemon=True).start()
+
+
+def _beat() -> None:
+    r = app_redis()
+    r.delete(control_key(_record["name"]))  # a stale order must not hit the new process
+    while _record.get("state") == "running":
+        try:
+            _write(r, _record)
+            got = r.blpop([control_key(_record["name"])], timeout=BEAT)
+        except Exception:
+            log.exception("lab heartbeat failed")
+            time.sleep(BEAT)
+            continue
+        if got:
+            _obey(got[1])
+
+
+def _obey(action: str) -> None:
+    log.warning("lab control: %s", action)
+    if action == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)
+    elif action in {"shutdown", "restart"}:
+        heartbeat_mark(state="stopping" if action == "shutdown" else "restarting")
+        os.kill(os.getpid(), signal.SIGTERM)  # Celery's warm shutdown
+
+
+def heartbeat_mark(*, state: str) -> None:
+    if not _record:
+        return
+    _record["state"] = state
+    try:
+        _write(app_redis(), dict(_record))
+    except Exception:
+        log.exception("lab heartbeat could not record %s", state)
+
+
+# --- anywhere ---------------------------------------------------------------------------------
+
+
+def _local_process(record: dict):
+    """The worker's process when it runs on this host and is still that very process."""
+    if record.get("host") != socket.gethostname():
+        return None
+    import psutil
+
+    try:
+        proc = psutil.Process(int(record["pid"]))
+        if abs(proc.create_time() - float(record.get("created", 0))) > 0.01:
+            return None  # the pid was reused
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return proc
+    except (psutil.Error, KeyError, ValueError):
+        return None
+
+
+def workers_list() -> list[dict]:
+    """Every lab worker seen recently, by lane then name: alive, and how many deliveries it
+    holds (received, not yet settled) and runs right now."""
+    from teachlab.lab.lanes import lanes
+
+    order = {lane.name: i for i, lane in enumerate(lanes())}
+    now = time.time()
+    found = []
+    for raw in app_redis().hgetall(REGISTRY).values():
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        age = now - float(record.get("seen_at", 0))
+        if age > FORGET_AFTER:
+            continue
+        alive = record.get("state") == "running" and age < ALIVE_WITHIN
+        if alive and record.get("host") == socket.gethostname():
+            alive = _local_process(record) is not None
+        found.append(
+            {
+                "name": record["name"],
+                "lane": record.get("lane", ""),
+                "hostname": record.get("hostname", ""),
+                "host": record.get("host", ""),
+                "pid": record.get("pid"),
+                "alive": alive,
+                "state": record.get("state", "") if alive or age < ALIVE_WITHIN else "gone",
+                "held": int(record.get("held", 0)) if alive else 0,
+                "running": int(record.get("running", 0)) if alive else 0,
+                "started_at": record.get("started_at"),
+                "seen_at": record.get("seen_at"),
+            }
+        )
+    found.sort(key=lambda w: (order.get(w["lane"], 99), w["name"]))
+    return found
+
+
+def controls_allowed(user=None) -> bool:
+    """Worker controls: everyone on a local run (scripts/run sets LAB_LOCAL_CONTROLS), or DEBUG;
+    otherwise staff only."""
+    if settings.LAB_LOCAL_CONTROLS or settings.DEBUG:
+        return True
+    return bool(user is not None and getattr(user, "is_staff", False))
+
+
+def _worker(name: str) -> dict:
+    for worker in workers_list():
+        if worker["name"] == name:
+            return worker
+    raise LabInputError(f"There is no lab worker called {name!r}.")
+
+
+def worker_control(*, name: str, action: str) -> dict:
+    """Ask one worker to shut down warmly, crash, or restart; returns its record as it was."""
+    if action not in ACTIONS:
+        raise LabInputError(f"Unknown worker action {action!r}; use one of {', '.join(ACTIONS)}.")
+    worker = _worker(name)
+    if not worker["alive"]:
+        raise LabError(
+            f"{name} is not running, so it cannot {action}; the supervisor starts exited "
+            "workers again within a few seconds."
+        )
+    if action == "crash":
+        record = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+        proc = _local_process(record)
+        if proc is not None:
+            proc.send_signal(signal.SIGKILL)  # no warm shutdown, no restore: like the OOM killer
+            return worker
+    app_redis().rpush(control_key(name), action)
+    app_redis().expire(control_key(name), 30)
+    return worker
+
+
+def worker_shutdown(*, name: str) -> dict:
+    return worker_control(name=name, action="shutdown")
+
+
+def worker_crash(*, name: str) -> dict:
+    return worker_control(name=name, action="crash")
+
+
+def worker_restart(*, name: str) -> dict:
+    return worker_control(name=name, action="restart")
+
+
+def worker_holding(*, task_id: str, lane: str | None = None) -> str | None:
+    """Name of the alive worker that holds a delivery of `task_id`, if one reports it (used by
+    experiments that crash "the worker that holds the task")."""
+    for raw in app_redis().hgetall(REGISTRY).values():
+        record = json.loads(raw)
+        if lane and record.get("lane") != lane:
+            continue
+        if task_id in record.get("held_ids", []):
+            return record["name"]
+    return None
