@@ -1,3 +1,10 @@
 """WebSocket routes of the workshop app."""
 
-websocket_urlpatterns: list = []
+from django.urls import path
+
+from teachlab.workshop.consumers import ParticipantSocket, PresenterSocket
+
+websocket_urlpatterns = [
+    path("ws/workshop/<str:code>/", ParticipantSocket.as_asgi()),
+    path("ws/workshop/<str:code>/present/", PresenterSocket.as_asgi()),
+]

@@ -1,4 +1,22 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from teachlab.workshop import views
 
 app_name = "workshop"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("rooms/new/", views.room_create, name="create"),
+    path("join/", views.join, name="join"),
+    path("r/<str:code>/", views.room, name="room"),
+    path("r/<str:code>/browse/", views.browse, name="browse"),
+    path("r/<str:code>/present/", views.present, name="present"),
+    path("r/<str:code>/drive/", views.drive, name="drive"),
+    path("r/<str:code>/claim/", views.claim, name="claim"),
+    path("r/<str:code>/reveal/", views.reveal, name="reveal"),
+    path("r/<str:code>/run/", views.run_open, name="run"),
+    path("r/<str:code>/fire/", views.fire, name="fire"),
+    path("r/<str:code>/outcome/", views.outcome, name="outcome"),
+    path("r/<str:code>/close/", views.close, name="close"),
+    path("r/<str:code>/results/", views.results_page, name="results"),
+    path("r/<str:code>/results/<str:kind>.csv", views.results_csv, name="results_csv"),
+]

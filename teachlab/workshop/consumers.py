@@ -1,0 +1,189 @@
+"""The room's sockets: thin. Identify, join the room's hub, validate each frame, call a service.
+
+A participant socket can only vote and predict; a presenter socket needs the room's
+instructor (or staff) and can also drive, reveal, fire and close.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib.auth import get_user_model
+
+from teachlab.workshop import fragments, predictions, ratelimit, rooms, votes
+from teachlab.workshop.errors import WorkshopError
+from teachlab.workshop.frames import Frame, frame_parse
+from teachlab.workshop.hub import hub_join, hub_leave
+from teachlab.workshop.models import Room, Seat
+
+log = logging.getLogger(__name__)
+
+CLOSE_REFUSED = 4403
+CLOSE_ENDED = 4410  # htmx's ws extension does not reconnect on a 4xxx close
+
+
+class RoomSocket(AsyncWebsocketConsumer):
+    is_presenter = False
+    frame_limit = ratelimit.PARTICIPANT_FRAMES
+
+    async def connect(self) -> None:
+        self.room_id = None
+        code = self.scope["url_route"]["kwargs"]["code"]
+        found = await database_sync_to_async(self.identify)(code)
+        if found is None:
+            await self.close(code=CLOSE_REFUSED)
+            return
+        room, run_id = found
+        self.room_id = room.pk
+        await self.accept()
+        if not room.is_open:
+            await self.send(text_data=await database_sync_to_async(self.render_ended)())
+            await self.close(code=CLOSE_ENDED)
+            return
+        await hub_join(self.room_id, self, run_id=run_id)
+        await self.send(text_data=await database_sync_to_async(self.render_state)())
+
+    async def disconnect(self, code) -> None:
+        if self.room_id is not None:
+            await hub_leave(self.room_id, self)
+
+    async def hub_push(self, html: str, *, close: bool = False) -> None:
+        if html:
+            await self.send(text_data=html)
+        if close:
+            await self.close(code=CLOSE_ENDED)
+
+    async def receive(self, text_data=None, bytes_data=None) -> None:
+        if not await self.within_budget():
+            await self.send(text_data=fragments.error_html("Too many messages; wait a moment."))
+            return
+        try:
+            frame = frame_parse(text_data, presenter=self.is_presenter)
+            html = await database_sync_to_async(self.act)(frame)
+        except WorkshopError as exc:
+            html = fragments.error_html(exc.message)
+        if html:
+            await self.send(text_data=html)
+
+    async def within_budget(self) -> bool:
+        try:
+            return await ratelimit.frame_allowed(who=self.budget_key(), limit=self.frame_limit)
+        except Exception:  # noqa: BLE001 - Redis away: keep the room usable, say so in the log
+            log.warning("workshop rate limit unavailable", exc_info=True)
+            return True
+
+    # --- run in a thread (database) ---
+    def identify(self, code: str):
+        raise NotImplementedError
+
+    def render_state(self) -> str:
+        raise NotImplementedError
+
+    def render_ended(self) -> str:
+        room = Room.objects.get(pk=self.room_id)
+        return fragments.participant_html(room, ["ended"])
+
+    def act(self, frame: Frame) -> str:
+        raise NotImplementedError
+
+    def budget_key(self) -> str:
+        raise NotImplementedError
+
+
+def _run_to_follow(room: Room) -> str:
+    shared = room.shared_run
+    if shared is not None and shared.run_id and shared.observed is None:
+        return shared.run_id
+    return ""
+
+
+class ParticipantSocket(RoomSocket):
+    def identify(self, code: str):
+        room = rooms.room_for_code(code)
+        if room is None:
+            return None
+        token = (self.scope.get("cookies") or {}).get(rooms.seat_cookie_name(room.code))
+        seat = rooms.seat_for_token(room=room, token=token)
+        if seat is None:
+            return None
+        self.seat_id = seat.pk
+        return room, _run_to_follow(room)
+
+    def seat(self) -> Seat:
+        return Seat.objects.select_related("room").get(pk=self.seat_id)
+
+    def budget_key(self) -> str:
+        return f"seat:{self.seat_id}"
+
+    def render_state(self) -> str:
+        seat = self.seat()
+        return fragments.participant_html(
+            seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
+        )
+
+    def act(self, frame: Frame) -> str:
+        seat = self.seat()
+        if frame.action == "vote":
+            votes.vote_cast(
+                seat=seat, round_id=frame.fields["round"], choice=frame.fields["choice"]
+            )
+            return fragments.participant_html(seat.room, ["myvote", "error"], seat=seat)
+        if frame.action == "predict":
+            predictions.prediction_make(
+                seat=seat, shared_run_id=frame.fields["run"], value=frame.fields["value"]
+            )
+            return fragments.participant_html(seat.room, ["myprediction", "error"], seat=seat)
+        raise WorkshopError("Unknown action.")
+
+
+class PresenterSocket(RoomSocket):
+    is_presenter = True
+    frame_limit = ratelimit.PRESENTER_FRAMES
+
+    def identify(self, code: str):
+        room = rooms.room_for_code(code)
+        user = self.scope.get("user")
+        if room is None or not rooms.can_drive(user=user, room=room):
+            return None
+        self.user_id = user.pk
+        return room, _run_to_follow(room)
+
+    def budget_key(self) -> str:
+        return f"presenter:{self.room_id}:{self.user_id}"
+
+    def room(self) -> Room:
+        room = Room.objects.get(pk=self.room_id)
+        if not rooms.can_drive(user=self.scope.get("user"), room=room):
+            raise WorkshopError("Only the room's instructor can do that.")
+        return room
+
+    def render_state(self) -> str:
+        room = Room.objects.get(pk=self.room_id)
+        return fragments.presenter_html(
+            room, ["stage", "claims", "claim", "seats", "run", "error"], live=True
+        )
+
+    def render_ended(self) -> str:
+        room = Room.objects.get(pk=self.room_id)
+        return fragments.presenter_html(room, ["ended"])
+
+    def act(self, frame: Frame) -> str:
+        if frame.action in ("vote", "predict"):
+            raise WorkshopError("The presenter screen does not vote; join as a participant.")
+        room = self.room()
+        f = frame.fields
+        if frame.action == "drive":
+            rooms.room_drive(room=room, question_slug=f["question"], tier=f["tier"])
+        elif frame.action == "claim":
+            votes.claim_open(room=room, claim_key=f["claim"])
+        elif frame.action == "reveal":
+            votes.claim_reveal(room=room)
+        elif frame.action == "fire":
+            predictions.shared_run_fire(
+                room=room, instructor=get_user_model().objects.get(pk=self.user_id)
+            )
+        elif frame.action == "close":
+            rooms.room_close(room=room)
+        return fragments.error_html("")

@@ -1,0 +1,53 @@
+"""HTTP input for rooms: Django forms give each bad field its own message."""
+
+from django import forms
+
+from teachlab.workshop import content
+from teachlab.workshop.models import NICKNAME_MAX
+from teachlab.workshop.predictions import RUN_PARAM_LIMITS
+from teachlab.workshop.rooms import TIERS
+
+
+class RoomCreateForm(forms.Form):
+    title = forms.CharField(max_length=120, required=False, label="Room title")
+
+
+class JoinForm(forms.Form):
+    code = forms.CharField(max_length=16, label="Room code")
+    nickname = forms.CharField(max_length=NICKNAME_MAX, label="Nickname")
+
+
+class DriveForm(forms.Form):
+    question = forms.CharField(max_length=100)
+    tier = forms.ChoiceField(choices=[(t, t) for t in TIERS])
+
+
+class ClaimForm(forms.Form):
+    claim = forms.CharField(max_length=200)
+
+
+class RunOpenForm(forms.Form):
+    experiment = forms.CharField(max_length=100, required=False)
+    lane = forms.CharField(max_length=40, required=False)
+    metric = forms.ChoiceField(choices=list(content.METRICS.items()), initial="receipts")
+    prompt = forms.CharField(max_length=300, required=False)
+    count = forms.IntegerField(min_value=1, max_value=RUN_PARAM_LIMITS["count"][1], initial=1)
+    countdown = forms.IntegerField(
+        min_value=0, max_value=RUN_PARAM_LIMITS["countdown"][1], initial=25
+    )
+    spacing = forms.IntegerField(
+        min_value=0, max_value=RUN_PARAM_LIMITS["spacing"][1], required=False
+    )
+    duration = forms.IntegerField(
+        min_value=0, max_value=RUN_PARAM_LIMITS["duration"][1], required=False
+    )
+    acks_late = forms.BooleanField(required=False)
+    guard = forms.BooleanField(required=False)
+
+
+def form_error(form: forms.Form) -> str:
+    """The first problem of a bound form, as one sentence."""
+    for field, errors in form.errors.items():
+        label = form.fields[field].label or field if field in form.fields else ""
+        return f"{label}: {errors[0]}" if label else str(errors[0])
+    return "Check the form and try again."

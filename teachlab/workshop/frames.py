@@ -1,0 +1,71 @@
+"""What a workshop socket may send, checked before anything is looked up or stored.
+
+htmx's ws-send posts a form as JSON: its fields (all strings) plus a HEADERS object.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from teachlab.workshop.errors import WorkshopError
+
+MAX_FRAME_BYTES = 4096
+# action -> {field: (kind, max length)}; "id" fields are positive integers sent as digits.
+PARTICIPANT_ACTIONS = {
+    "vote": {"round": ("id", 12), "choice": ("text", 8)},
+    "predict": {"run": ("id", 12), "value": ("text", 12)},
+}
+PRESENTER_ACTIONS = {
+    "drive": {"question": ("text", 100), "tier": ("text", 20)},
+    "claim": {"claim": ("text", 200)},
+    "reveal": {},
+    "fire": {},
+    "close": {},
+}
+ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    action: str
+    fields: dict
+
+
+def frame_parse(text: str | None, *, presenter: bool) -> Frame:
+    if text is None:
+        raise WorkshopError("Send text frames only.")
+    if len(text.encode()) > MAX_FRAME_BYTES:
+        raise WorkshopError("That message is too large.")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise WorkshopError("That message was not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise WorkshopError("A message must be a JSON object.")
+    action = data.get("action")
+    allowed = {**PARTICIPANT_ACTIONS, **PRESENTER_ACTIONS} if presenter else PARTICIPANT_ACTIONS
+    if not isinstance(action, str) or action not in {**PARTICIPANT_ACTIONS, **PRESENTER_ACTIONS}:
+        raise WorkshopError("Unknown action.")
+    if action not in allowed:
+        raise WorkshopError("Only the instructor can do that.")
+    schema = allowed[action]
+    unknown = set(data) - set(schema) - ALLOWED_EXTRA
+    if unknown:
+        raise WorkshopError(f"Unexpected field: {sorted(unknown)[0][:40]}")
+    if "HEADERS" in data and not isinstance(data["HEADERS"], dict):
+        raise WorkshopError("HEADERS must be an object.")
+    fields = {}
+    for name, (kind, limit) in schema.items():
+        value = data.get(name)
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            raise WorkshopError(f"Missing or malformed field: {name}")
+        value = str(value).strip()
+        if not value or len(value) > limit:
+            raise WorkshopError(f"Field {name} must be 1 to {limit} characters.")
+        if kind == "id":
+            if not value.isdigit():
+                raise WorkshopError(f"Field {name} must be a number.")
+            value = int(value)
+        fields[name] = value
+    return Frame(action=action, fields=fields)

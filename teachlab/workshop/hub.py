@@ -1,0 +1,164 @@
+"""One channel-layer subscription per room per server process, fanned out in memory.
+
+With 300 sockets in a room, a per-socket group would turn each broadcast into 300 Redis
+messages and each lab event into 300 more; here a broadcast is one Redis message per
+process, and the run's lab events are gathered for a short moment and pushed as one frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Protocol
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from teachlab.workshop.broadcast import room_group
+
+log = logging.getLogger(__name__)
+
+# Lab events arriving within this window go out together: a 200-task run fires hundreds of
+# events in a second or two, and one frame per event per phone would swamp the server.
+RUN_BATCH_SECONDS = 0.15
+
+
+class Member(Protocol):
+    is_presenter: bool
+
+    async def hub_push(self, html: str, *, close: bool = False) -> None: ...
+
+
+class RoomHub:
+    def __init__(self, room_id: int) -> None:
+        self.room_id = room_id
+        self.group = room_group(room_id)
+        self.members: set[Member] = set()
+        self.layer = get_channel_layer()
+        self.channel: str | None = None
+        self.task: asyncio.Task | None = None
+        self.run_group: str | None = None
+        self.pending: list[str] = []
+        self.flusher: asyncio.Task | None = None
+
+    async def start(self, run_id: str = "") -> None:
+        self.channel = await self.layer.new_channel()
+        await self.layer.group_add(self.group, self.channel)
+        if run_id:
+            await self.follow_run(run_id)
+        self.task = asyncio.create_task(self.pump(), name=f"workshop-hub-{self.room_id}")
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        if self.flusher is not None:
+            self.flusher.cancel()
+        if self.channel is not None:
+            await self.layer.group_discard(self.group, self.channel)
+            if self.run_group:
+                await self.layer.group_discard(self.run_group, self.channel)
+
+    async def follow_run(self, run_id: str) -> None:
+        """Join the run's group on the room's behalf (the room already checked who may see it)."""
+        from teachlab.lab.runs import run_group
+
+        group = run_group(run_id)
+        if group == self.run_group:
+            return
+        if self.run_group:
+            await self.layer.group_discard(self.run_group, self.channel)
+        self.run_group = group
+        await self.layer.group_add(group, self.channel)
+
+    async def pump(self) -> None:
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+                await self.dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - one bad message must not silence the room
+                log.exception("workshop hub %s: message dropped", self.room_id)
+
+    async def dispatch(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "room.push":
+            await self.flush()  # run events first, so an outcome never overtakes its receipts
+            if message.get("run_id"):
+                await self.follow_run(message["run_id"])
+            await self.fan_out(
+                participant=message.get("participant") or "",
+                presenter=message.get("presenter") or "",
+                close=bool(message.get("close")),
+            )
+        elif kind == "lab.event" and message.get("html"):
+            self.pending.append(message["html"])
+            if self.flusher is None or self.flusher.done():
+                self.flusher = asyncio.create_task(self.flush_later())
+        elif kind == "lab.done":
+            await database_sync_to_async(run_done)(
+                room_id=self.room_id,
+                run_id=str(message.get("run") or ""),
+                summary=message.get("summary"),
+            )
+
+    async def flush_later(self) -> None:
+        await asyncio.sleep(RUN_BATCH_SECONDS)
+        await self.flush()
+
+    async def flush(self) -> None:
+        html, self.pending = "".join(self.pending), []
+        if html:
+            await self.fan_out(participant=html, presenter=html)
+
+    async def fan_out(self, *, participant: str, presenter: str, close: bool = False) -> None:
+        for member in list(self.members):
+            html = presenter if member.is_presenter else participant
+            if html or close:
+                try:
+                    await member.hub_push(html, close=close)
+                except Exception:  # noqa: BLE001 - a socket that went away mid-send
+                    log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
+
+
+def run_done(*, room_id: int, run_id: str, summary: dict | None) -> None:
+    """The lab says the room's run settled: store the observation and show the outcome."""
+    from teachlab.workshop.models import SharedRun
+    from teachlab.workshop.predictions import shared_run_finish
+
+    shared = SharedRun.objects.filter(room_id=room_id, run_id=run_id).select_related("room")
+    for item in shared:
+        shared_run_finish(shared=item, summary=summary)
+
+
+_hubs: dict[tuple[int, int], RoomHub] = {}
+
+
+async def hub_join(room_id: int, member: Member, *, run_id: str = "") -> RoomHub:
+    key = (id(asyncio.get_running_loop()), room_id)
+    hub = _hubs.get(key)
+    if hub is None:
+        hub = _hubs[key] = RoomHub(room_id)
+        hub.members.add(member)
+        try:
+            await hub.start(run_id=run_id)
+        except Exception:
+            _hubs.pop(key, None)
+            raise
+    else:
+        hub.members.add(member)
+    return hub
+
+
+async def hub_leave(room_id: int, member: Member) -> None:
+    key = (id(asyncio.get_running_loop()), room_id)
+    hub = _hubs.get(key)
+    if hub is None:
+        return
+    hub.members.discard(member)
+    if not hub.members:
+        _hubs.pop(key, None)
+        await hub.stop()

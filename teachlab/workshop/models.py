@@ -1,0 +1,154 @@
+"""Workshop rooms: an instructor drives, participants hold seats, votes and predictions are kept.
+
+Claim rounds copy the claim's text and verdict when they open, so the results of a finished
+workshop still read correctly after the lesson files change.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+# No 0/O, 1/I/L: the code is read off a projector and typed on a phone.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+NICKNAME_MAX = 24
+
+
+def new_room_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def new_seat_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Room(models.Model):
+    code = models.CharField(max_length=12, unique=True, default=new_room_code)
+    title = models.CharField(max_length=120)
+    instructor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workshop_rooms"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    # What the presenter shows; participants in follow mode see the same.
+    question_slug = models.CharField(max_length=100, blank=True)
+    tier = models.CharField(max_length=20, blank=True)
+    claim_round = models.ForeignKey(
+        "ClaimRound", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    shared_run = models.ForeignKey(
+        "SharedRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.title}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+    @property
+    def group_name(self) -> str:
+        return f"workshop.room.{self.pk}"
+
+
+class Seat(models.Model):
+    """One participant in one room; the token in their cookie brings them back to it."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="seats")
+    nickname = models.CharField(max_length=NICKNAME_MAX)
+    nickname_key = models.CharField(max_length=NICKNAME_MAX)  # casefolded, for uniqueness
+    token = models.CharField(max_length=64, unique=True, default=new_seat_token)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["joined_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "nickname_key"], name="seat_nickname_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.nickname
+
+
+class ClaimRound(models.Model):
+    """A claim the instructor put to the room: open for votes until revealed."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="claim_rounds")
+    claim_key = models.CharField(max_length=200)
+    question_slug = models.CharField(max_length=100)
+    text = models.TextField()
+    holds = models.BooleanField()
+    why = models.TextField(blank=True)
+    truth = models.TextField(blank=True)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["opened_at"]
+
+    def __str__(self) -> str:
+        return self.claim_key
+
+    @property
+    def right_choice(self) -> str:
+        return Vote.HOLDS if self.holds else Vote.COSTS
+
+
+class Vote(models.Model):
+    HOLDS = "holds"
+    COSTS = "costs"
+    CHOICES = [(HOLDS, "Holds up"), (COSTS, "Costs you the question")]
+
+    round = models.ForeignKey(ClaimRound, on_delete=models.CASCADE, related_name="votes")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="votes")
+    choice = models.CharField(max_length=8, choices=CHOICES)
+    cast_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "seat"], name="one_vote_per_seat")]
+
+    def __str__(self) -> str:
+        return f"{self.seat} {self.choice}"
+
+
+class SharedRun(models.Model):
+    """A lab run the whole room predicts, then watches; `run_id` is set when it is fired."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="shared_runs")
+    title = models.CharField(max_length=200)
+    experiment_slug = models.CharField(max_length=100, blank=True)
+    prompt = models.CharField(max_length=300)
+    metric = models.CharField(max_length=40, default="receipts")
+    params = models.JSONField(default=dict)
+    run_id = models.CharField(max_length=64, blank=True)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    fired_at = models.DateTimeField(null=True, blank=True)
+    observed = models.IntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["opened_at"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Prediction(models.Model):
+    shared_run = models.ForeignKey(SharedRun, on_delete=models.CASCADE, related_name="predictions")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="predictions")
+    value = models.IntegerField()
+    made_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["shared_run", "seat"], name="one_prediction_per_seat")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.seat} {self.value}"

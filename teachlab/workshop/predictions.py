@@ -1,0 +1,226 @@
+"""Shared lab runs: the room predicts a number, the instructor fires, everyone compares."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from teachlab.workshop import broadcast, content
+from teachlab.workshop.errors import WorkshopError
+from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
+from teachlab.workshop.rooms import require_open
+
+MAX_PREDICTION = 100_000
+RUN_PARAM_LIMITS = {  # what the room form accepts; the lab applies its own limits too
+    "count": (1, 2000),
+    "countdown": (0, 600),
+    "spacing": (0, 60),
+    "duration": (0, 120),
+}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How the room's guesses are spread, for the presenter."""
+
+    values: list[int]
+    buckets: list[tuple[int, int]] = field(default_factory=list)  # (value, how many)
+
+    @property
+    def count(self) -> int:
+        return len(self.values)
+
+    @property
+    def low(self) -> int | None:
+        return min(self.values) if self.values else None
+
+    @property
+    def high(self) -> int | None:
+        return max(self.values) if self.values else None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def widest(self) -> int:
+        return max((n for _, n in self.buckets), default=0)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    observed: int
+    rows: list[tuple[str, int, int]]  # (nickname, predicted, off by), closest first
+    closest: list[str]
+
+
+def shared_run_open(
+    *,
+    room: Room,
+    experiment_slug: str = "",
+    lane: str = "",
+    params: dict | None = None,
+    prompt: str = "",
+    metric: str = "receipts",
+) -> SharedRun:
+    """Open a run for the room to predict: an experiment's preset, or parameters given here."""
+    require_open(room)
+    if experiment_slug:
+        exp = next((e for e in content.room_experiments() if e.slug == experiment_slug), None)
+        if exp is None:
+            raise WorkshopError("That experiment has no number to predict, or does not exist.")
+        title, lane, params = exp.title, exp.lane, exp.params
+        prompt, metric = exp.prompt or prompt, exp.metric
+    else:
+        if lane not in dict(content.lanes()):
+            raise WorkshopError("Pick one of the lab's lanes.")
+        params = clean_params(params or {})
+        title = (
+            f"{params.get('count', 1)} task(s), countdown {params.get('countdown', 0)} s on {lane}"
+        )
+    if metric not in content.METRICS:
+        raise WorkshopError("Pick what the room predicts: receipts, executions, duplicates…")
+    prompt = " ".join((prompt or "").split())[:300] or f"How many {content.METRICS[metric]}?"
+    with transaction.atomic():
+        shared = SharedRun.objects.create(
+            room=room,
+            title=title[:200],
+            experiment_slug=experiment_slug,
+            prompt=prompt,
+            metric=metric,
+            params={"lane": lane, **params},
+        )
+        room.shared_run = shared
+        room.save(update_fields=["shared_run"])
+    broadcast.run_changed(room=room)
+    return shared
+
+
+def clean_params(raw: dict) -> dict:
+    params: dict = {}
+    for name, (low, high) in RUN_PARAM_LIMITS.items():
+        value = raw.get(name)
+        if value in (None, ""):
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise WorkshopError(f"{name} must be a whole number.") from None
+        if not low <= number <= high:
+            raise WorkshopError(f"{name} must be between {low} and {high}.")
+        params[name] = number
+    for flag in ("acks_late", "guard"):
+        if raw.get(flag) in (True, "on", "1", "true"):
+            params[flag] = True
+    return params
+
+
+def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
+    """One guess per seat per run; a new guess before the run is fired replaces the old one."""
+    room = seat.room
+    require_open(room)
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        raise WorkshopError("Your prediction must be a whole number.") from None
+    if not 0 <= number <= MAX_PREDICTION:
+        raise WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
+    if room.shared_run_id != shared_run_id:
+        raise WorkshopError("That run is no longer open for predictions.")
+    with transaction.atomic():
+        shared = SharedRun.objects.get(pk=shared_run_id)
+        if shared.fired_at is not None:
+            raise WorkshopError("The run has been fired; predictions are closed.")
+        pred, _ = Prediction.objects.update_or_create(
+            shared_run=shared, seat=seat, defaults={"value": number}
+        )
+    broadcast.spread_changed(room=room, shared_run=shared)
+    return pred
+
+
+def shared_run_fire(*, room: Room, instructor) -> SharedRun:
+    """Fire the room's run through the lab (the instructor's learner owns it)."""
+    from lessons.models import Learner
+    from teachlab.lab.errors import LabError
+    from teachlab.lab.runs import run_fire
+
+    require_open(room)
+    shared = room.shared_run
+    if shared is None:
+        raise WorkshopError("Open a run for the room first.")
+    if shared.fired_at is not None:
+        raise WorkshopError("This run has already been fired; open a new one to go again.")
+    learner, _ = Learner.objects.get_or_create(user=instructor)
+    params = dict(shared.params)
+    lane = params.pop("lane")
+    try:
+        run = run_fire(
+            learner=learner,
+            lane=lane,
+            params=params,
+            prediction=None,
+            label=f"room:{room.code}",
+            check_limits=False,  # the instructor fires for the room; the form has its own limits
+        )
+    except LabError as exc:
+        raise WorkshopError(str(exc)) from None
+    shared.run_id = run.id
+    shared.fired_at = timezone.now()
+    shared.save(update_fields=["run_id", "fired_at"])
+    broadcast.run_changed(room=room)
+    return shared
+
+
+def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool:
+    """Store what the run showed and tell the room; True when this call stored it."""
+    from teachlab.lab.models import Run
+    from teachlab.lab.runs import run_summary
+
+    if shared.observed is not None or not shared.run_id:
+        return False
+    if summary is None:
+        run = Run.objects.filter(pk=shared.run_id).first()
+        if run is None:
+            return False
+        summary = run_summary(run)
+    observed = int(round(float(summary.get(shared.metric) or 0)))
+    stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(observed=observed)
+    if stored:
+        shared.observed = observed
+        broadcast.run_changed(room=shared.room)
+    return bool(stored)
+
+
+def spread(shared: SharedRun) -> Spread:
+    values = sorted(shared.predictions.values_list("value", flat=True))
+    counts: dict[int, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return Spread(values=values, buckets=sorted(counts.items()))
+
+
+def outcome(shared: SharedRun) -> Outcome | None:
+    if shared.observed is None:
+        return None
+    rows = sorted(
+        (
+            (p.seat.nickname, p.value, abs(p.value - shared.observed))
+            for p in shared.predictions.select_related("seat")
+        ),
+        key=lambda row: (row[2], row[0].casefold()),
+    )
+    best = rows[0][2] if rows else None
+    return Outcome(
+        observed=shared.observed,
+        rows=rows,
+        closest=[name for name, _, off in rows if off == best],
+    )
+
+
+def prediction_of(*, seat: Seat | None, shared: SharedRun | None) -> Prediction | None:
+    if seat is None or shared is None:
+        return None
+    return Prediction.objects.filter(shared_run=shared, seat=seat).first()

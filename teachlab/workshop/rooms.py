@@ -1,0 +1,120 @@
+"""Rooms and seats: create, join, find a seat again, drive the room, close it."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from teachlab.workshop import broadcast
+from teachlab.workshop.errors import WorkshopError
+from teachlab.workshop.models import CODE_ALPHABET, NICKNAME_MAX, Room, Seat, new_room_code
+
+TIERS = ("prompt", "basics", "solid", "senior")
+SEAT_COOKIE_PREFIX = "tl_seat_"
+
+
+def seat_cookie_name(code: str) -> str:
+    return f"{SEAT_COOKIE_PREFIX}{code}"
+
+
+def normalise_code(raw: str) -> str:
+    """Codes are typed on phones: ignore case, spaces and dashes."""
+    return "".join(ch for ch in (raw or "").upper() if ch in CODE_ALPHABET)
+
+
+def can_drive(*, user, room: Room) -> bool:
+    """Only the room's instructor, or staff, may drive, reveal, fire or close."""
+    return bool(
+        user is not None
+        and user.is_authenticated
+        and user.is_active
+        and (user.pk == room.instructor_id or user.is_staff)
+    )
+
+
+def can_create_rooms(*, user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active and user.is_staff)
+
+
+def room_create(*, instructor, title: str) -> Room:
+    if not can_create_rooms(user=instructor):
+        raise WorkshopError("Only staff accounts can create workshop rooms.")
+    title = " ".join((title or "").split())[:120] or "Workshop"
+    for _ in range(20):
+        try:
+            with transaction.atomic():
+                return Room.objects.create(title=title, instructor=instructor, code=new_room_code())
+        except IntegrityError:
+            continue  # a code collision: 31^6 codes make this rare; draw again
+    raise WorkshopError("Could not find a free join code; try again.")
+
+
+def room_for_code(code: str) -> Room | None:
+    code = normalise_code(code)
+    if not code:
+        return None
+    return Room.objects.filter(code=code).first()
+
+
+def clean_nickname(raw: str) -> str:
+    """Collapse whitespace, drop control characters; the result is what everyone sees."""
+    text = "".join(ch for ch in (raw or "") if unicodedata.category(ch)[0] != "C")
+    text = " ".join(text.split())
+    if not text:
+        raise WorkshopError("Pick a nickname so the room can tell you apart.")
+    if len(text) > NICKNAME_MAX:
+        raise WorkshopError(f"Keep the nickname to {NICKNAME_MAX} characters or fewer.")
+    return text
+
+
+def seat_join(*, room: Room, nickname: str) -> Seat:
+    if not room.is_open:
+        raise WorkshopError("This workshop has ended; it takes no new participants.")
+    nickname = clean_nickname(nickname)
+    key = nickname.casefold()
+    try:
+        with transaction.atomic():
+            seat = Seat.objects.create(room=room, nickname=nickname, nickname_key=key)
+    except IntegrityError:
+        raise WorkshopError(
+            f"Someone in this room is already called “{nickname}”. Pick another nickname."
+        ) from None
+    broadcast.presenter_seats_changed(room=room)
+    return seat
+
+
+def seat_for_token(*, room: Room, token: str | None) -> Seat | None:
+    if not token or len(token) > 64:
+        return None
+    return Seat.objects.filter(room=room, token=token).first()
+
+
+def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
+    """Show a question (and tier) on the presenter screen and every following participant's."""
+    from teachlab.workshop import content
+
+    require_open(room)
+    if tier not in TIERS:
+        raise WorkshopError(f"Unknown tier “{tier}”: pick one of {', '.join(TIERS)}.")
+    if content.question(question_slug) is None:
+        raise WorkshopError("That question is not in the lessons.")
+    room.question_slug = question_slug
+    room.tier = tier
+    room.save(update_fields=["question_slug", "tier"])
+    broadcast.stage_changed(room=room)
+    return room
+
+
+def room_close(*, room: Room) -> Room:
+    if room.closed_at is None:
+        room.closed_at = timezone.now()
+        room.save(update_fields=["closed_at"])
+        broadcast.room_closed(room=room)
+    return room
+
+
+def require_open(room: Room) -> None:
+    if not room.is_open:
+        raise WorkshopError("This workshop has ended; nothing more is accepted.")

@@ -1,0 +1,105 @@
+"""Claim votes: the instructor puts a claim to the room, seats vote, the reveal closes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from teachlab.workshop import broadcast, content
+from teachlab.workshop.errors import WorkshopError
+from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
+from teachlab.workshop.rooms import require_open
+
+CHOICES = {Vote.HOLDS, Vote.COSTS}
+
+
+@dataclass(frozen=True)
+class Tally:
+    answered: int
+    holds: int
+    costs: int
+    seats: int
+
+    def share(self, n: int) -> int:
+        return round(100 * n / self.answered) if self.answered else 0
+
+    @property
+    def holds_pct(self) -> int:
+        return self.share(self.holds)
+
+    @property
+    def costs_pct(self) -> int:
+        return self.share(self.costs)
+
+
+def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
+    """Put a lesson claim to the room; the previous one, if unrevealed, stops taking votes."""
+    require_open(room)
+    claim = content.claim(claim_key)
+    if claim is None:
+        raise WorkshopError("That claim is not in the lessons.")
+    with transaction.atomic():
+        ClaimRound.objects.filter(room=room, revealed_at__isnull=True).update(
+            revealed_at=timezone.now()
+        )
+        cr = ClaimRound.objects.create(
+            room=room,
+            claim_key=claim.key,
+            question_slug=claim.question_slug,
+            text=claim.text,
+            holds=claim.holds,
+            why=claim.why or "",
+            truth=claim.truth or "",
+        )
+        room.claim_round = cr
+        room.save(update_fields=["claim_round"])
+    broadcast.claim_changed(room=room)
+    return cr
+
+
+def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
+    """One vote per seat per claim: a second vote before the reveal replaces the first."""
+    room = seat.room
+    require_open(room)
+    if choice not in CHOICES:
+        raise WorkshopError("Vote “holds up” or “costs you the question”.")
+    cr = ClaimRound.objects.filter(pk=round_id, room=room).first()
+    if cr is None or room.claim_round_id != cr.pk:
+        raise WorkshopError("That claim is no longer open for votes.")
+    with transaction.atomic():
+        # Re-read under the write lock so a reveal racing this vote wins cleanly.
+        if ClaimRound.objects.filter(pk=cr.pk, revealed_at__isnull=False).exists():
+            raise WorkshopError("The answer has been revealed; votes are closed.")
+        vote, _ = Vote.objects.update_or_create(round=cr, seat=seat, defaults={"choice": choice})
+    broadcast.answered_changed(room=room, claim_round=cr)
+    return vote
+
+
+def claim_reveal(*, room: Room) -> ClaimRound:
+    require_open(room)
+    cr = room.claim_round
+    if cr is None:
+        raise WorkshopError("No claim is open: put one to the room first.")
+    if cr.revealed_at is None:
+        cr.revealed_at = timezone.now()
+        cr.save(update_fields=["revealed_at"])
+    broadcast.claim_changed(room=room)
+    return cr
+
+
+def tally(claim_round: ClaimRound) -> Tally:
+    votes = list(claim_round.votes.values_list("choice", flat=True))
+    return Tally(
+        answered=len(votes),
+        holds=votes.count(Vote.HOLDS),
+        costs=votes.count(Vote.COSTS),
+        seats=claim_round.room.seats.count(),
+    )
+
+
+def vote_of(*, seat: Seat, claim_round: ClaimRound | None) -> Vote | None:
+    if seat is None or claim_round is None:
+        return None
+    return Vote.objects.filter(round=claim_round, seat=seat).first()
