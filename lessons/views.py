@@ -1,23 +1,25 @@
 """Lesson pages: the index and the question walk. Views read the request, call a function,
 render; htmx requests get the named partial of the same template."""
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from lessons.catalog import all_questions, catalog_problems, get_question
 from lessons.learners import learner_for_request
-from lessons.lesson import Question
 from lessons.pages import TIER_LABELS, question_context
 from lessons.progress import reveal_record, revealed_tiers
 from lessons.schema import TIERS
 
 
-def _question_or_404(request: HttpRequest, slug: str) -> Question:
-    question = get_question(slug)
-    if question is None:
-        raise Http404(f"No question {slug!r}")
-    return question
+def _not_found(request: HttpRequest, what: str) -> HttpResponse:
+    """A 404 that names any lesson file the app refused: the question may be in it."""
+    return render(
+        request,
+        "lessons/not_found.html",
+        {"what": what, "problems": catalog_problems()},
+        status=404,
+    )
 
 
 @require_GET
@@ -41,7 +43,9 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def question(request: HttpRequest, slug: str) -> HttpResponse:
     """The prompt first; every answer tier stays hidden until the learner asks for it."""
-    q = _question_or_404(request, slug)
+    q = get_question(slug)
+    if q is None:
+        return _not_found(request, f"There is no question “{slug}”.")
     learner_for_request(request)
     return render(request, "lessons/question.html", question_context(q, revealed_upto=None))
 
@@ -50,9 +54,13 @@ def question(request: HttpRequest, slug: str) -> HttpResponse:
 def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
     """Reveal `tier` (and the ones before it) and record it: htmx swaps in just that tier,
     a plain visit (the permalink) gets the whole page with those tiers open."""
-    q = _question_or_404(request, slug)
+    q = get_question(slug)
+    if q is None:
+        return _not_found(request, f"There is no question “{slug}”.")
     if tier not in TIERS:
-        raise Http404(f"No tier {tier!r}")
+        return _not_found(
+            request, f"There is no answer tier “{tier}”: try basics, solid or senior."
+        )
     reveal_record(learner=learner_for_request(request), slug=q.slug, tier=tier)
     context = question_context(q, revealed_upto=tier)
     if request.htmx:

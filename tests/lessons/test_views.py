@@ -1,0 +1,174 @@
+"""The index and the question walk through Django's test client: answers stay hidden until
+asked for, htmx gets just the new tier, every reveal is recorded for this learner only."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from lessons.models import TierReveal
+from tests.lessons.lessonfiles import FIXTURES, replace_once
+
+pytestmark = pytest.mark.django_db
+
+BASICS_TEXT = "A worker pulls the message almost at"
+SOLID_TEXT = "The worker reserves the message immediately"
+SENIOR_TEXT = "The options side by side"
+
+
+@pytest.fixture(autouse=True)
+def lesson_dir(settings, tmp_path):
+    directory = tmp_path / "content"
+    shutil.copytree(FIXTURES, directory)
+    settings.LESSONS_DIR = directory
+    return directory
+
+
+def _html(response) -> str:
+    return response.content.decode()
+
+
+def test_index_lists_questions_with_level_importance_and_frequency(client):
+    response = client.get(reverse("lessons:index"))
+
+    assert response.status_code == 200
+    html = _html(response)
+    assert "Where does a countdown task wait?" in html
+    assert html.index("Where does a countdown task wait?") < html.index("When does acks_late help?")
+    assert "<dd>middle</dd>" in html and "<dd>often</dd>" in html
+    assert 'href="/q/fixture-countdown/"' in html
+    assert html.count("not yet revealed") == 6
+
+
+def test_index_shows_the_tiers_this_learner_revealed(client):
+    client.get(reverse("lessons:tier", args=["fixture-countdown", "solid"]))
+
+    html = _html(client.get(reverse("lessons:index")))
+
+    assert html.count('class="tier-chip is-revealed"') == 2
+    assert html.count("not yet revealed") == 4
+
+
+def test_question_page_shows_the_prompt_and_hides_every_answer(client):
+    response = client.get(reverse("lessons:question", args=["fixture-countdown"]))
+
+    html = _html(response)
+    assert response.status_code == 200
+    assert "Where is that message during the hour before it runs?" in html
+    for hidden in (BASICS_TEXT, SOLID_TEXT, SENIOR_TEXT):
+        assert hidden not in html
+    assert "Answer out loud (20 s)" in html
+    assert 'hx-get="/q/fixture-countdown/basics/"' in html
+    assert not TierReveal.objects.exists()
+
+
+def test_question_page_lists_shortcuts_followups_go_deeper_and_experiments(client):
+    html = _html(client.get(reverse("lessons:question", args=["fixture-countdown"])))
+
+    for key in ("<kbd>t</kbd>", "<kbd>r</kbd>", "<kbd>n</kbd>", "<kbd>p</kbd>"):
+        assert key in html
+    assert "<summary>What happens to held messages on a warm shutdown?</summary>" in html
+    assert "When is a due-time table in your database better than broker delays?" in html
+    assert 'href="/lab/experiments/countdown-past-visibility/"' in html
+    assert 'class="question-actions"' in html
+    assert 'data-next-url="/q/fixture-acks-late/"' in html
+
+
+def test_htmx_reveal_returns_only_that_tier_and_the_next_step(client):
+    response = client.get(
+        reverse("lessons:tier", args=["fixture-countdown", "basics"]), HTTP_HX_REQUEST="true"
+    )
+
+    html = _html(response)
+    assert response.status_code == 200
+    assert "<html" not in html and "<header" not in html
+    assert BASICS_TEXT in html
+    assert SOLID_TEXT not in html
+    assert '<div class="highlight">' in html  # the basics code sample, highlighted
+    assert "Answer out loud (40 s)" in html
+    assert 'hx-get="/q/fixture-countdown/solid/"' in html
+    assert 'href="/q/fixture-countdown/basics/"' in html  # its permalink
+
+
+def test_htmx_reveal_of_the_last_tier_says_all_are_open(client):
+    html = _html(
+        client.get(
+            reverse("lessons:tier", args=["fixture-countdown", "senior"]), HTTP_HX_REQUEST="true"
+        )
+    )
+    assert SENIOR_TEXT in html and "<table>" in html
+    assert "All three tiers are open" in html
+    assert "Answer out loud" not in html
+
+
+def test_tier_permalink_opens_the_page_with_that_tier_and_the_ones_before(client):
+    response = client.get(reverse("lessons:tier", args=["fixture-countdown", "solid"]))
+
+    html = _html(response)
+    assert "<html" in html
+    assert BASICS_TEXT in html and SOLID_TEXT in html
+    assert SENIOR_TEXT not in html
+    assert 'hx-get="/q/fixture-countdown/senior/"' in html
+
+
+def test_each_reveal_is_recorded_once_for_this_learner(client):
+    url = reverse("lessons:tier", args=["fixture-countdown", "solid"])
+    client.get(url, HTTP_HX_REQUEST="true")
+    client.get(url)
+
+    assert sorted(TierReveal.objects.values_list("question_slug", "tier")) == [
+        ("fixture-countdown", "basics"),
+        ("fixture-countdown", "solid"),
+    ]
+
+
+def test_one_learners_progress_is_not_anothers(client):
+    client.get(reverse("lessons:tier", args=["fixture-countdown", "senior"]))
+    other = Client()
+
+    html = _html(other.get(reverse("lessons:index")))
+
+    assert 'class="tier-chip is-revealed"' not in html
+    assert TierReveal.objects.values("learner").distinct().count() == 1
+
+
+@pytest.mark.parametrize(
+    "url", ["/q/no-such-question/", "/q/no-such-question/basics/", "/q/fixture-countdown/expert/"]
+)
+def test_unknown_question_or_tier_is_404(client, url):
+    assert client.get(url).status_code == 404
+    assert not TierReveal.objects.exists()
+
+
+def test_reveal_does_not_accept_post(client):
+    assert client.post("/q/fixture-countdown/basics/").status_code == 405
+
+
+def test_a_broken_lesson_file_is_named_on_the_index_and_the_rest_still_work(client, lesson_dir):
+    path = lesson_dir / "02-fixture-acks-late.yaml"
+    path.write_text(replace_once(path.read_text(), "frequency: sometimes", "frequency: hourly"))
+
+    response = client.get(reverse("lessons:index"))
+
+    html = _html(response)
+    assert response.status_code == 200
+    assert "Some lesson files were left out" in html
+    assert "02-fixture-acks-late.yaml:9: frequency: unknown frequency &#x27;hourly&#x27;" in html
+    assert "Where does a countdown task wait?" in html
+    assert client.get("/q/fixture-countdown/").status_code == 200
+    assert client.get("/q/fixture-acks-late/").status_code == 404
+
+
+def test_a_question_in_a_broken_file_is_404_with_the_reason(client, lesson_dir):
+    path = lesson_dir / "02-fixture-acks-late.yaml"
+    path.write_text(replace_once(path.read_text(), "frequency: sometimes", "frequency: hourly"))
+
+    response = client.get("/q/fixture-acks-late/")
+
+    assert response.status_code == 404
+    html = _html(response)
+    assert "There is no question “fixture-acks-late”." in html
+    assert "02-fixture-acks-late.yaml:9: frequency: unknown frequency" in html
