@@ -1,6 +1,20 @@
-"""Which answer tiers a learner has revealed: written when a tier opens, read by the index."""
+"""A learner's study progress: tiers revealed (written when a tier opens, read by the index),
+self-ratings, the progress page, reset, download, and the merge into an account on sign-in."""
 
-from lessons.models import Learner, TierReveal
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.contrib.auth.signals import user_logged_in
+from django.db import transaction
+from django.dispatch import receiver
+
+from lessons import review
+from lessons.catalog import Claim, Question, all_questions, get_claim, get_question
+from lessons.learners import SESSION_KEY
+from lessons.models import Learner, QuizAnswer, ReviewItem, SelfRating, TierReveal
+from lessons.quiz import ordered_keys
 from lessons.schema import TIERS
 
 
@@ -19,3 +33,262 @@ def revealed_tiers(*, learner: Learner) -> dict[str, set[str]]:
     for slug, tier in TierReveal.objects.for_learner(learner).values_list("question_slug", "tier"):
         revealed.setdefault(slug, set()).add(tier)
     return revealed
+
+
+# --- Self-ratings, the progress page, reset, download, merge on sign-in (issue 3) -----------
+# Everything here is keyed on the Learner, so an anonymous learner and an account behave the
+# same; signing in moves the anonymous rows onto the account (progress_merge).
+
+
+@dataclass(frozen=True)
+class QuestionProgress:
+    """One row of the progress page."""
+
+    slug: str
+    title: str
+    tiers_seen: list[str]
+    last_rating: SelfRating | None
+    correct: int
+    answered: int
+    next_review: dt.date | None
+    claims_due: int
+
+    @property
+    def accuracy(self) -> int | None:
+        return round(100 * self.correct / self.answered) if self.answered else None
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    """A review item with what the page shows about it (its question or claim)."""
+
+    item: ReviewItem
+    question: Question | None
+    claim: Claim | None
+
+
+def rating_record(
+    *, learner: Learner, question_slug: str, tier: str, rating: str, today: dt.date
+) -> tuple[SelfRating, bool]:
+    """Store a self-rating and grade the question's review with it; (rating, created).
+    The same rating again (a double click, a resubmit) is not stored or graded twice."""
+    latest = SelfRating.objects.filter(
+        learner=learner, question_slug=question_slug, tier=tier
+    ).first()
+    if latest is not None and latest.rating == rating:
+        return latest, False
+    with transaction.atomic():
+        saved = SelfRating.objects.create(
+            learner=learner, question_slug=question_slug, tier=tier, rating=rating
+        )
+        review.review_record(
+            learner=learner,
+            kind=ReviewItem.Kind.QUESTION,
+            key=question_slug,
+            question_slug=question_slug,
+            quality=review.QUALITY[rating],
+            today=today,
+        )
+    return saved, True
+
+
+def rating_context(*, learner: Learner | None, slug: str, tier: str, saved: bool = False) -> dict:
+    """What templates/lessons/_self_rating.html needs."""
+    current = None
+    next_review = None
+    if learner is not None:
+        current = SelfRating.objects.filter(learner=learner, question_slug=slug, tier=tier).first()
+        item = ReviewItem.objects.filter(
+            learner=learner, kind=ReviewItem.Kind.QUESTION, key=slug
+        ).first()
+        next_review = item.due_on if item else None
+    return {
+        "rating_slug": slug,
+        "rating_tier": tier,
+        "rating_current": current.rating if current else "",
+        "rating_choices": SelfRating.Rating.choices,
+        "rating_saved": saved,
+        "rating_next_review": next_review,
+    }
+
+
+def review_rows(items) -> list[ReviewRow]:
+    """Review items joined to their lesson text; items whose lesson is gone are left out."""
+    rows = []
+    for item in items:
+        question = get_question(item.question_slug)
+        claim = get_claim(item.key) if item.kind == ReviewItem.Kind.CLAIM else None
+        if question is None or (item.kind == ReviewItem.Kind.CLAIM and claim is None):
+            continue
+        rows.append(ReviewRow(item=item, question=question, claim=claim))
+    return rows
+
+
+def progress_summary(*, learner: Learner, today: dt.date) -> list[QuestionProgress]:
+    """Per question: tiers seen, last self-rating, quiz accuracy, next review date."""
+    seen = revealed_tiers(learner=learner)
+    ratings: dict[str, SelfRating] = {}
+    for rating in SelfRating.objects.filter(learner=learner):  # newest first
+        ratings.setdefault(rating.question_slug, rating)
+    accuracy: dict[str, tuple[int, int]] = {}
+    for slug, correct in QuizAnswer.objects.filter(attempt__learner=learner).values_list(
+        "question_slug", "correct"
+    ):
+        right, total = accuracy.get(slug, (0, 0))
+        accuracy[slug] = (right + correct, total + 1)
+    next_review: dict[str, dt.date] = {}
+    claims_due: dict[str, int] = {}
+    for item in ReviewItem.objects.filter(learner=learner):
+        slug = item.question_slug
+        if slug not in next_review or item.due_on < next_review[slug]:
+            next_review[slug] = item.due_on
+        if item.kind == ReviewItem.Kind.CLAIM and item.due_on <= today:
+            claims_due[slug] = claims_due.get(slug, 0) + 1
+    return [
+        QuestionProgress(
+            slug=q.slug,
+            title=q.title,
+            tiers_seen=[t for t in TIERS if t in seen.get(q.slug, set())],
+            last_rating=ratings.get(q.slug),
+            correct=accuracy.get(q.slug, (0, 0))[0],
+            answered=accuracy.get(q.slug, (0, 0))[1],
+            next_review=next_review.get(q.slug),
+            claims_due=claims_due.get(q.slug, 0),
+        )
+        for q in all_questions()
+    ]
+
+
+def progress_counts(*, learner: Learner) -> dict[str, int]:
+    """What a reset would delete, for the confirmation page."""
+    return {
+        "tiers revealed": learner.tier_reveals.count(),
+        "self-ratings": learner.self_ratings.count(),
+        "quiz attempts": learner.quiz_attempts.count(),
+        "quiz answers": QuizAnswer.objects.filter(attempt__learner=learner).count(),
+        "review items": learner.review_items.count(),
+    }
+
+
+def progress_reset(*, learner: Learner) -> None:
+    """Forget this learner's study progress; lab runs and workshop seats are not progress."""
+    with transaction.atomic():
+        learner.tier_reveals.all().delete()
+        learner.self_ratings.all().delete()
+        learner.quiz_attempts.all().delete()  # answers go with them
+        learner.review_items.all().delete()
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def progress_export(*, learner: Learner, now: dt.datetime) -> dict:
+    """Everything progress holds about this learner, as plain JSON-ready data."""
+    attempts = []
+    for attempt in learner.quiz_attempts.prefetch_related("answers").order_by("created_at"):
+        answers = list(attempt.answers.all())
+        attempts.append(
+            {
+                "id": attempt.pk,
+                "kind": attempt.kind,
+                "question": attempt.question_slug or None,
+                "retry_of": attempt.retry_of_id,
+                "started_at": _iso(attempt.created_at),
+                "claims_in_order": ordered_keys(claim_keys=attempt.claim_keys, seed=attempt.seed),
+                "answers": [
+                    {
+                        "claim": a.claim_key,
+                        "said": "holds up" if a.said_holds else "costs you the question",
+                        "correct": a.correct,
+                        "answered_at": _iso(a.answered_at),
+                    }
+                    for a in answers
+                ],
+                "score": {
+                    "correct": sum(a.correct for a in answers),
+                    "answered": len(answers),
+                    "total": len(attempt.claim_keys),
+                },
+            }
+        )
+    return {
+        "format": "teachlab-progress/1",
+        "exported_at": _iso(now),
+        "account": learner.user.get_username() if learner.user_id else None,
+        "learner_since": _iso(learner.created_at),
+        "tiers_revealed": [
+            {"question": r.question_slug, "tier": r.tier, "revealed_at": _iso(r.revealed_at)}
+            for r in learner.tier_reveals.order_by("revealed_at")
+        ],
+        "self_ratings": [
+            {
+                "question": r.question_slug,
+                "tier": r.tier,
+                "rating": r.rating,
+                "rated_at": _iso(r.rated_at),
+            }
+            for r in learner.self_ratings.order_by("rated_at")
+        ],
+        "quiz_attempts": attempts,
+        "review": [
+            {
+                "kind": i.kind,
+                "key": i.key,
+                "due_on": _iso(i.due_on),
+                "last_reviewed_on": _iso(i.last_reviewed_on),
+                "interval_days": i.interval_days,
+                "repetitions": i.repetitions,
+                "easiness": round(i.easiness, 3),
+                "reviews": i.reviews,
+                "lapses": i.lapses,
+            }
+            for i in learner.review_items.order_by("due_on", "key")
+        ],
+    }
+
+
+def progress_merge(*, source: Learner, target: Learner) -> None:
+    """Move an anonymous learner's progress onto the account's learner.
+
+    Attempts, answers and ratings are history and simply move. A tier revealed on either
+    side stays revealed. When both sides schedule the same review item, the one reviewed
+    more recently wins: it is the better guess of what the learner remembers now.
+    """
+    with transaction.atomic():
+        source.quiz_attempts.update(learner=target)
+        source.self_ratings.update(learner=target)
+        have = set(target.tier_reveals.values_list("question_slug", "tier"))
+        for reveal in source.tier_reveals.all():
+            if (reveal.question_slug, reveal.tier) not in have:
+                reveal.learner = target
+                reveal.save(update_fields=["learner"])
+        theirs = {(i.kind, i.key): i for i in target.review_items.all()}
+        for item in source.review_items.all():
+            kept = theirs.get((item.kind, item.key))
+            if kept is not None:
+                if kept.last_reviewed_on > item.last_reviewed_on:
+                    continue
+                kept.delete()
+            item.learner = target
+            item.save(update_fields=["learner"])
+
+
+@receiver(user_logged_in, dispatch_uid="lessons.progress.merge_on_sign_in")
+def merge_on_sign_in(sender, request, user, **kwargs) -> None:
+    """Signing in keeps what this browser did anonymously: it joins the account's progress.
+    The anonymous learner row stays (lab runs and workshop seats may hang off it), empty of
+    progress."""
+    session = getattr(request, "session", None)
+    key = session.get(SESSION_KEY) if session is not None else None
+    anonymous = Learner.objects.filter(key=key, user__isnull=True).first() if key else None
+    if anonymous is None:
+        return
+    account = Learner.objects.filter(user=user).first()
+    if account is None:
+        # The first sign-in of this account: the anonymous learner simply becomes it.
+        anonymous.user = user
+        anonymous.save(update_fields=["user"])
+        return
+    progress_merge(source=anonymous, target=account)
+    session[SESSION_KEY] = account.key

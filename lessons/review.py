@@ -16,6 +16,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from lessons.models import Learner, ReviewItem
+
 MIN_EASINESS = 1.3
 START_EASINESS = 2.5
 PASS = 3  # grades below this are lapses
@@ -66,3 +68,42 @@ def schedule_next(*, schedule: Schedule, quality: int) -> Schedule:
 
 def due_date(*, schedule: Schedule, reviewed_on: dt.date) -> dt.date:
     return reviewed_on + dt.timedelta(days=schedule.interval_days)
+
+
+def review_record(
+    *, learner: Learner, kind: str, key: str, question_slug: str, quality: int, today: dt.date
+) -> ReviewItem:
+    """Grade one review of a question or claim and store when it comes back."""
+    item = ReviewItem.objects.filter(learner=learner, kind=kind, key=key).first()
+    before = Schedule(item.repetitions, item.easiness, item.interval_days) if item else Schedule()
+    after = schedule_next(schedule=before, quality=quality)
+    values = {
+        "question_slug": question_slug,
+        "repetitions": after.repetitions,
+        "easiness": after.easiness,
+        "interval_days": after.interval_days,
+        "due_on": due_date(schedule=after, reviewed_on=today),
+        "last_reviewed_on": today,
+        "reviews": (item.reviews if item else 0) + 1,
+        "lapses": (item.lapses if item else 0) + (quality < PASS),
+    }
+    if item is None:
+        return ReviewItem.objects.create(learner=learner, kind=kind, key=key, **values)
+    for name, value in values.items():
+        setattr(item, name, value)
+    item.save()
+    return item
+
+
+def review_due(*, learner: Learner, today: dt.date):
+    """What to review today: questions first, then claims, most overdue first."""
+    # "-kind": "question" sorts after "claim", so descending puts questions first.
+    due = ReviewItem.objects.due(on=today).filter(learner=learner)
+    return due.order_by("-kind", "due_on", "key")
+
+
+def review_upcoming(*, learner: Learner, today: dt.date, days: int = 14):
+    """What comes back after today, within `days`, soonest first."""
+    return ReviewItem.objects.filter(
+        learner=learner, due_on__gt=today, due_on__lte=today + dt.timedelta(days=days)
+    ).order_by("due_on", "kind", "key")

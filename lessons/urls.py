@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from lessons import views
 
@@ -7,4 +7,5 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("q/<slug:slug>/", views.question, name="question"),
     path("q/<slug:slug>/<slug:tier>/", views.tier, name="tier"),
+    path("", include("lessons.quiz_urls")),  # quiz, review, progress, self-rating, sign-up
 ]

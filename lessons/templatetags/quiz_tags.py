@@ -4,6 +4,7 @@ the lesson pages drop under each revealed tier."""
 from django import template
 from django.utils.safestring import SafeString
 
+from lessons.catalog import get_question
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from lessons.progress import rating_context
@@ -36,3 +37,10 @@ def self_rating(context, slug: str, tier: str) -> dict:
         **rating_context(learner=learner, slug=slug, tier=tier),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+@register.filter
+def question_title(slug: str) -> str:
+    """A question's title by slug; the slug itself if the lesson is gone."""
+    question = get_question(slug)
+    return question.title if question else slug
