@@ -1,4 +1,15 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from teachlab.lab import views
 
 app_name = "lab"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("workers/", views.workers_panel, name="workers"),
+    path("workers/<str:name>/<slug:action>/", views.worker_action, name="worker_action"),
+    path("runs/", views.history_page, name="history"),
+    path("runs/<str:run_id>/", views.run_page, name="run"),
+    path("runs/<str:run_id>/replay.json", views.replay_json, name="replay"),
+    path("runs/<str:run_id>/export.csv", views.export_csv, name="export_csv"),
+    path("runs/<str:run_id>/export.json", views.export_json, name="export_json"),
+]

@@ -1,0 +1,84 @@
+// The lab's live page: only what htmx cannot do. htmx + the ws extension put every pushed
+// fragment in place; this file moves the clock: the "now" line, open timeline bars,
+// countdown bars, the timeline's scale, the connection status, and replays at 1x or 10x.
+(function () {
+  "use strict";
+  var live = document.getElementById("live");
+  if (!live) return;
+  var t0 = parseFloat(live.dataset.t0) || Date.now() / 1000;
+  var span = parseFloat(live.dataset.span) || 60;
+  var replay = null; // {start: ms, speed: n, until: s} while a replay runs
+  var frozenAt = live.dataset.finishedAt ? parseFloat(live.dataset.finishedAt) : null;
+
+  function now() {
+    // Seconds since the run started: wall clock, or the replay's own clock.
+    if (replay) return Math.min((performance.now() - replay.start) / 1000 * replay.speed, replay.until);
+    if (frozenAt !== null) return frozenAt - t0;
+    return Date.now() / 1000 - t0;
+  }
+
+  function tick() {
+    var n = now();
+    var timeline = live.querySelector(".timeline");
+    if (timeline) {
+      if (n > span * 0.95) { span = Math.ceil(n * 1.25); }
+      timeline.style.setProperty("--span", span);
+      timeline.style.setProperty("--now", n.toFixed(2));
+    }
+    live.querySelectorAll(".tl-hold.open").forEach(function (el) {
+      el.style.setProperty("--end", n.toFixed(2));
+    });
+    live.querySelectorAll(".wait").forEach(function (li) {
+      var eta = parseFloat(li.dataset.eta) - t0;
+      var left = Math.max(0, eta - n);
+      var bar = li.querySelector("progress");
+      if (bar) bar.value = eta > 0 ? Math.min(1, n / eta) : 1;
+      var text = li.querySelector(".left");
+      if (text) text.textContent = left > 0 ? left.toFixed(1) + " s" : "due";
+    });
+  }
+  setInterval(tick, 250);
+  tick();
+
+  function status(text) {
+    var el = document.getElementById("live-status");
+    if (el) el.textContent = text;
+  }
+  live.addEventListener("htmx:wsOpen", function () { status("Live: connected."); });
+  live.addEventListener("htmx:wsClose", function () { status("Connection lost; reconnecting…"); });
+  live.addEventListener("htmx:wsAfterMessage", function () {
+    live.dataset.lastMessageAt = String(Date.now());
+  });
+
+  // Replay a finished run from its stored events, each drawn by the same fragments as live.
+  var box = live.querySelector("[data-replay-url]");
+  if (!box) return;
+  var timers = [];
+  box.addEventListener("click", function (ev) {
+    var btn = ev.target.closest("[data-replay-speed]");
+    if (!btn) return;
+    var speed = parseFloat(btn.dataset.replaySpeed) || 1;
+    timers.forEach(clearTimeout);
+    timers = [];
+    fetch(box.dataset.replayUrl, { headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (data) {
+        ["receipts-body", "timeline-rows", "waiting"].forEach(function (id) {
+          var el = document.getElementById(id);
+          if (el) el.innerHTML = "";
+        });
+        htmx.swap("#live", data.reset, { swapStyle: "none" });
+        var last = data.events.length ? data.events[data.events.length - 1].t : 0;
+        frozenAt = null;
+        replay = { start: performance.now(), speed: speed, until: last + 1 };
+        status("Replaying at " + speed + "×…");
+        data.events.forEach(function (e) {
+          timers.push(setTimeout(function () {
+            htmx.swap("#live", e.html, { swapStyle: "none" });
+          }, Math.max(0, e.t) * 1000 / speed));
+        });
+        timers.push(setTimeout(function () { status("Replay finished."); }, (last + 0.1) * 1000 / speed));
+      })
+      .catch(function () { status("Could not load the stored events for a replay."); });
+  });
+})();

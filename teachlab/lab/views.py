@@ -1,0 +1,185 @@
+"""Lab pages. Views read the request, call a lab function, render; the lab's logic lives in
+runs.py, lanes.py, workers.py (the core) and history.py / export.py / replay.py (the web side)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from lessons.learners import learner_for_request
+from teachlab.lab import export, history, replay
+from teachlab.lab.errors import LabError
+from teachlab.lab.forms import RunForm
+from teachlab.lab.fragments import picture_from
+from teachlab.lab.lanes import lane_get, lane_status, lanes
+from teachlab.lab.runs import run_events, run_fire, run_for_learner, run_summary
+from teachlab.lab.throttle import ThrottleExceeded, throttle_check
+from teachlab.lab.workers import (
+    controls_allowed,
+    worker_crash,
+    worker_restart,
+    worker_shutdown,
+    workers_list,
+)
+
+WORKER_ACTIONS = {"shutdown": worker_shutdown, "crash": worker_crash, "restart": worker_restart}
+BUTTONS = [
+    ("shutdown", "Warm shutdown", "secondary"),
+    ("crash", "Crash", "danger"),
+    ("restart", "Restart", "secondary"),
+]
+
+
+def _owned_run(request: HttpRequest, run_id: str):
+    """The learner's own run, or 404: someone else's run looks exactly like a missing one."""
+    run = run_for_learner(run_id, learner_for_request(request))
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+def _lane_cards() -> list[dict]:
+    cards = []
+    for lane in lanes(listed_only=True):
+        status = lane_status(lane)
+        cards.append({"lane": lane, "status": status})
+    return cards
+
+
+def _workers_context(request: HttpRequest) -> dict:
+    allowed = controls_allowed(request.user)
+    return {"controls": allowed, "workers": workers_list() if allowed else [], "actions": BUTTONS}
+
+
+@require_http_methods(["GET", "POST"])
+def home(request: HttpRequest) -> HttpResponse:
+    """Lanes, the run form and (locally or for staff) the workers panel. POST fires a run."""
+    status = 200
+    if request.method == "POST":
+        form = RunForm(request.POST)
+        if form.is_valid():
+            try:
+                run = run_fire(
+                    learner=learner_for_request(request),
+                    lane=form.cleaned_data["lane"],
+                    params=form.params(),
+                    prediction=form.cleaned_data.get("prediction"),
+                )
+            except LabError as exc:
+                form.add_error(None, str(exc))
+            else:
+                return redirect("lab:run", run_id=run.id)
+        status = 400
+    else:
+        form = RunForm(initial={"lane": "redis-short"})
+    context = {"form": form, "lane_cards": _lane_cards(), **_workers_context(request)}
+    return render(request, "lab/home.html", context, status=status)
+
+
+@require_GET
+def workers_panel(request: HttpRequest) -> HttpResponse:
+    """The workers table alone, polled by the home page while it is open."""
+    if not controls_allowed(request.user):
+        return HttpResponse("Worker controls are for staff or a local run.", status=403)
+    return render(request, "lab/home.html#workers", _workers_context(request))
+
+
+@require_POST
+def worker_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
+    """Warm shutdown, crash or restart one worker: local runs and staff only."""
+    if not controls_allowed(request.user):
+        return HttpResponse(
+            "Worker controls are only open on a local run (scripts/run) or to staff.", status=403
+        )
+    act = WORKER_ACTIONS.get(action)
+    if act is None:
+        raise Http404("No such worker action.")
+    learner = learner_for_request(request)
+    try:
+        throttle_check(key=f"worker:{learner.pk}", limit=settings.LAB_RUNS_PER_MINUTE * 3)
+        act(name=name)
+    except ThrottleExceeded as exc:
+        return _worker_message(request, str(exc), status=429)
+    except LabError as exc:
+        return _worker_message(request, str(exc), status=400)
+    return _worker_message(request, f"{action.capitalize()} sent to {name}.", status=200)
+
+
+def _worker_message(request: HttpRequest, text: str, *, status: int) -> HttpResponse:
+    context = {**_workers_context(request), "worker_message": text, "worker_ok": status == 200}
+    if request.htmx:
+        # htmx only swaps 2xx answers by default; the message is in the panel either way.
+        return render(request, "lab/home.html#workers", context, status=200)
+    level = messages.SUCCESS if status == 200 else messages.ERROR
+    messages.add_message(request, level, text)
+    return redirect("lab:home")
+
+
+@require_GET
+def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
+    run = _owned_run(request, run_id)
+    live = run.status == "running"
+    lane = _lane_or_none(run.lane)
+    # A running run gets its events over the socket on connect (backlog, then live);
+    # a finished one is drawn here from what was stored.
+    picture = picture_from([] if live else run_events(run))
+    context = {
+        "run": run,
+        "live": live,
+        "replay": not live,
+        "picture": picture,
+        "counts": run_summary(run),
+        "prediction": run.prediction,
+        "final": not live,
+        "params_text": history.params_text(run.params),
+        "t0": f"{run.fired_at:.3f}",
+        "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",
+        "vt": run.visibility_timeout,
+        "span": history.run_span(run),
+        "ws_url": f"/ws/lab/runs/{run.id}/",
+        "broker_panel": live and lane is not None and lane.kind == "redis",
+    }
+    return render(request, "lab/run.html", context)
+
+
+def _lane_or_none(name: str):
+    try:
+        return lane_get(name)
+    except LabError:
+        return None
+
+
+@require_GET
+def history_page(request: HttpRequest) -> HttpResponse:
+    rows = history.history_rows(learner=learner_for_request(request))
+    return render(request, "lab/history.html", {"rows": rows})
+
+
+@require_GET
+def replay_json(request: HttpRequest, run_id: str) -> JsonResponse:
+    run = _owned_run(request, run_id)
+    return JsonResponse(replay.replay_frames(run))
+
+
+@require_GET
+def export_csv(request: HttpRequest, run_id: str) -> HttpResponse:
+    run = _owned_run(request, run_id)
+    response = HttpResponse(export.events_csv(run), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="lab-run-{run.id}.csv"'
+    return response
+
+
+@require_GET
+def export_json(request: HttpRequest, run_id: str) -> JsonResponse:
+    run = _owned_run(request, run_id)
+    response = JsonResponse(export.run_document(run), json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="lab-run-{run.id}.json"'
+    return response
+
+
+def run_url(run_id: str) -> str:
+    return reverse("lab:run", kwargs={"run_id": run_id})

@@ -1,0 +1,168 @@
+"""The live run socket, through the whole ASGI stack (origin check, sessions, routing) and the
+real channel layer on the tests' private Redis."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.contrib.sessions.backends.db import SessionStore
+
+from lessons.learners import SESSION_KEY
+from lessons.models import Learner
+from teachlab.asgi import application
+from teachlab.lab.fragments import render_event_html
+from teachlab.lab.models import Run, RunEvent
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+
+def asynctest(fn):
+    """Run an async test body on its own loop (no pytest-asyncio here)."""
+
+    @functools.wraps(fn)
+    def wrapper():
+        return async_to_sync(fn)()
+
+    return wrapper
+
+
+def _learner_with_session() -> tuple[Learner, str]:
+    learner = Learner.objects.create()
+    session = SessionStore()
+    session[SESSION_KEY] = learner.key
+    session.create()
+    return learner, session.session_key
+
+
+def _finished_run(learner: Learner, receipts: int = 3) -> Run:
+    """A run with one task received `receipts` times, as the worker would have stored it."""
+    now = time.time()
+    run = Run.objects.create(
+        learner=learner,
+        lane="redis-short",
+        params={"count": 1, "countdown": 25},
+        task_ids=["task-a"],
+        visibility_timeout=10,
+        fired_at=now - 30,
+        status=Run.Status.DONE,
+    )
+    for n in range(receipts):
+        RunEvent.objects.create(
+            run=run,
+            seq=n + 1,
+            kind="received",
+            task_id="task-a",
+            index=0,
+            copy=n + 1,
+            worker=f"redis-short-{n % 2 + 1}@test",
+            redelivered=n > 0,
+            at=now - 30 + 10 * n,
+            t=10.0 * n,
+            eta=now - 5,
+        )
+    return run
+
+
+def _communicator(run_id: str, session_key: str | None, origin=ORIGIN) -> WebsocketCommunicator:
+    headers = [origin] if origin else []
+    if session_key:
+        headers.append((b"cookie", f"sessionid={session_key}".encode()))
+    return WebsocketCommunicator(application, f"/ws/lab/runs/{run_id}/", headers=headers)
+
+
+@asynctest
+async def test_owner_connects_and_gets_every_stored_receipt_then_live_ones():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=3)
+    ws = _communicator(run.id, key)
+    connected, _ = await ws.connect()
+    assert connected
+    backlog = await ws.receive_from(timeout=5)
+    # One row per delivery: three copies of the same task id, never folded.
+    assert backlog.count('id="rc-task-a-') == 3
+    assert "Live: connected." in backlog
+
+    event = {"seq": 4, "kind": "received", "task_id": "task-a", "copy": 4, "t": 30.0}
+    message = {"type": "lab.event", "event": event, "html": render_event_html(event)}
+    await get_channel_layer().group_send(run.group, message)
+    live = await ws.receive_from(timeout=5)
+    assert 'id="rc-task-a-4"' in live
+    await ws.disconnect()
+
+
+@asynctest
+async def test_an_event_already_in_the_backlog_is_not_sent_again():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=2)
+    ws = _communicator(run.id, key)
+    assert (await ws.connect())[0]
+    await ws.receive_from(timeout=5)
+    stored = {"seq": 2, "kind": "received", "task_id": "task-a", "copy": 2, "t": 10.0}
+    await get_channel_layer().group_send(
+        run.group, {"type": "lab.event", "event": stored, "html": render_event_html(stored)}
+    )
+    assert await ws.receive_nothing(timeout=0.5)
+    await ws.disconnect()
+
+
+@asynctest
+async def test_another_learners_socket_is_refused_for_a_run_it_does_not_own():
+    owner, _ = await sync_to_async(_learner_with_session)()
+    _, stranger_key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(owner)
+    ws = _communicator(run.id, stranger_key)
+    connected, _ = await ws.connect()
+    assert not connected
+
+
+@asynctest
+async def test_a_socket_without_a_learner_is_refused():
+    owner, _ = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(owner)
+    ws = _communicator(run.id, None)
+    connected, _ = await ws.connect()
+    assert not connected
+
+
+@asynctest
+async def test_a_socket_from_a_foreign_origin_is_refused_even_for_the_owner():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner)
+    ws = _communicator(run.id, key, origin=(b"origin", b"https://evil.example"))
+    connected, _ = await ws.connect()
+    assert not connected
+
+
+@asynctest
+async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_nothing():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=2)
+    sender, watcher = _communicator(run.id, key), _communicator(run.id, key)
+    assert (await sender.connect())[0] and (await watcher.connect())[0]
+    await sender.receive_from(timeout=5)
+    await watcher.receive_from(timeout=5)
+
+    await sender.send_to(text_data="{not json")
+    await sender.send_to(text_data='{"action": "delete-everything"}')
+    for _ in range(2):
+        reply = await sender.receive_from(timeout=5)
+        assert 'id="live-error"' in reply and "did not understand" in reply
+    assert await watcher.receive_nothing(timeout=0.5)
+    assert await sync_to_async(RunEvent.objects.filter(run=run).count)() == 2
+
+    # The socket still works afterwards: a live event reaches both.
+    event = {"seq": 3, "kind": "received", "task_id": "task-a", "copy": 3, "t": 20.0}
+    await get_channel_layer().group_send(
+        run.group, {"type": "lab.event", "event": event, "html": render_event_html(event)}
+    )
+    assert 'id="rc-task-a-3"' in await sender.receive_from(timeout=5)
+    assert 'id="rc-task-a-3"' in await watcher.receive_from(timeout=5)
+    await sender.disconnect()
+    await watcher.disconnect()

@@ -1,0 +1,187 @@
+"""The lab's pages: the run form's answers to bad input and limits, ownership, worker controls."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from lessons.learners import SESSION_KEY
+from lessons.models import Learner
+from teachlab.lab.models import Run, RunEvent
+
+pytestmark = pytest.mark.django_db
+
+
+def _client_for(learner: Learner) -> Client:
+    client = Client()
+    session = client.session
+    session[SESSION_KEY] = learner.key
+    session.save()
+    return client
+
+
+def _run(learner: Learner, **extra) -> Run:
+    now = time.time()
+    run = Run.objects.create(
+        learner=learner,
+        lane="redis-short",
+        params={"count": 1, "countdown": 25},
+        task_ids=["task-a"],
+        visibility_timeout=10,
+        fired_at=now - 40,
+        settled_at=now - 5,
+        status=Run.Status.DONE,
+        prediction=2,
+        **extra,
+    )
+    for n in range(3):
+        RunEvent.objects.create(
+            run=run,
+            seq=n + 1,
+            kind="received",
+            task_id="task-a",
+            index=0,
+            copy=n + 1,
+            worker="redis-short-1@test",
+            redelivered=n > 0,
+            at=now - 40 + 10 * n,
+            t=10.0 * n,
+            eta=now - 15,
+        )
+    return run
+
+
+@pytest.fixture
+def learner() -> Learner:
+    return Learner.objects.create()
+
+
+@pytest.fixture
+def client(learner) -> Client:
+    return _client_for(learner)
+
+
+def test_lab_home_shows_every_listed_lane_and_the_run_form(client):
+    page = client.get("/lab/").content.decode()
+    for lane in ("redis-short", "redis-long", "rabbit-quorum"):
+        assert lane in page
+    assert "How many tasks" in page and "csrfmiddlewaretoken" in page
+    assert "redis-shared-long" not in page  # an experiment's lane, not listed
+
+
+def test_an_unavailable_lane_says_why_and_how_to_get_its_broker(client, settings):
+    settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
+    page = client.get("/lab/").content.decode()
+    assert "Unavailable" in page
+    assert "does not answer" in page and "rabbitmq-server" in page
+    assert "Fire" in page  # the rest of the lab still works
+
+
+def test_bad_input_gets_a_message_per_field_and_keeps_what_was_typed(client):
+    response = client.post(
+        "/lab/", {"lane": "redis-short", "countdown": "-5", "count": "many", "prediction": "7"}
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "greater than or equal to 0" in page
+    assert "Enter a whole number" in page
+    assert 'value="7"' in page
+    assert not Run.objects.exists()
+
+
+def test_countdown_and_eta_together_are_refused_with_a_reason(client):
+    response = client.post(
+        "/lab/",
+        {"lane": "redis-short", "countdown": "5", "eta": "2030-01-01T10:00:00", "count": "1"},
+    )
+    assert response.status_code == 400
+    assert "not both" in response.content.decode()
+
+
+def test_a_run_above_the_task_limit_is_refused_with_the_limit_in_the_message(client, settings):
+    settings.LAB_MAX_TASKS_PER_RUN = 5
+    response = client.post("/lab/", {"lane": "redis-short", "countdown": "1", "count": "6"})
+    assert response.status_code == 400
+    assert "5" in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_a_countdown_above_the_limit_is_refused(client, settings):
+    settings.LAB_MAX_COUNTDOWN = 60
+    response = client.post("/lab/", {"lane": "redis-short", "countdown": "61", "count": "1"})
+    assert response.status_code == 400
+    assert not Run.objects.exists()
+
+
+def test_posting_without_a_csrf_token_is_refused(learner):
+    client = Client(enforce_csrf_checks=True)
+    session = client.session
+    session[SESSION_KEY] = learner.key
+    session.save()
+    response = client.post("/lab/", {"lane": "redis-short", "countdown": "1", "count": "1"})
+    assert response.status_code == 403
+    assert not Run.objects.exists()
+
+
+def test_the_owner_sees_a_finished_run_with_every_receipt(client, learner):
+    run = _run(learner)
+    page = client.get(f"/lab/runs/{run.id}/").content.decode()
+    assert page.count('id="rc-task-a-') == 3
+    assert "You predicted <strong>2</strong>" in page
+    assert "Replay" in page
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/lab/runs/{id}/",
+        "/lab/runs/{id}/export.csv",
+        "/lab/runs/{id}/export.json",
+        "/lab/runs/{id}/replay.json",
+    ],
+)
+def test_another_learners_run_is_a_404_everywhere(path, learner):
+    run = _run(learner)
+    stranger = _client_for(Learner.objects.create())
+    assert stranger.get(path.format(id=run.id)).status_code == 404
+    assert stranger.get(path.format(id="no-such-run")).status_code == 404
+
+
+def test_history_lists_only_the_learners_own_runs(client, learner):
+    mine = _run(learner)
+    theirs = _run(Learner.objects.create())
+    page = client.get("/lab/runs/").content.decode()
+    assert f"/lab/runs/{mine.id}/" in page
+    assert theirs.id not in page
+    assert "1 task, countdown 25 s" in page
+
+
+def test_replay_frames_carry_each_event_as_the_live_fragment(client, learner):
+    run = _run(learner)
+    frames = client.get(f"/lab/runs/{run.id}/replay.json").json()
+    assert [f["t"] for f in frames["events"]] == [0.0, 10.0, 20.0]
+    assert 'id="rc-task-a-3"' in frames["events"][2]["html"]
+
+
+def test_worker_controls_are_hidden_and_refused_without_local_controls(client, settings):
+    settings.LAB_LOCAL_CONTROLS = False
+    settings.DEBUG = False
+    page = client.get("/lab/").content.decode()
+    assert "Warm shutdown" not in page
+    for action in ("shutdown", "crash", "restart"):
+        response = client.post(f"/lab/workers/redis-short-1/{action}/")
+        assert response.status_code == 403
+        assert "staff" in response.content.decode()
+    assert client.get("/lab/workers/").status_code == 403
+
+
+def test_staff_get_the_worker_controls(settings):
+    settings.LAB_LOCAL_CONTROLS = False
+    user = User.objects.create_user("teacher", password="a-long-password-9", is_staff=True)
+    client = Client()
+    client.force_login(user)
+    page = client.get("/lab/").content.decode()
+    assert 'id="workers"' in page
