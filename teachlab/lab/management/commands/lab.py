@@ -46,6 +46,9 @@ class Command(BaseCommand):
         workers.add_argument("--json", action="store_true")
         monitor = sub.add_parser("monitor", help="publish broker snapshots; settle runs")
         monitor.add_argument("--interval", type=float, default=0.5)
+        from teachlab.lab.experiments.cli import parser_add
+
+        parser_add(sub)  # `lab experiment NAME|--all`: lab/experiments/cli.py
 
     def handle(self, *args, **options):
         try:
@@ -167,6 +170,22 @@ class Command(BaseCommand):
                 )
             if not lane["workers"]:
                 self.stdout.write("    no workers seen\n")
+
+    # --- experiment ---------------------------------------------------------------------------
+
+    def handle_experiment(self, options):
+        from teachlab.lab.experiments.cli import experiment_command
+
+        status = experiment_command(
+            names=options["names"],
+            run_all=options["all"],
+            list_only=options["list"],
+            as_json=options["json"],
+            predict=options["predict"],
+            out=self.stdout,
+        )
+        if status:
+            raise CommandError("some experiment checks failed", returncode=status)
 
     # --- monitor -------------------------------------------------------------------------------
 

@@ -1,0 +1,71 @@
+"""Run many experiments at once without letting them disturb each other.
+
+Two experiments may overlap only when they touch different broker databases: a crash on one
+lane, or a storm of copies, must not leak into another experiment's numbers. Lanes that share
+a Redis database (redis-short and redis-shared-long) count as one, because their workers
+sweep each other's messages. That keeps the whole set of twelve within a few minutes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from teachlab.lab.experiments.catalog import Experiment
+from teachlab.lab.experiments.runner import experiment_execute
+from teachlab.lab.lanes import lane_get
+
+
+def brokers_touched(experiment: Experiment) -> set[str]:
+    return {lane_get(name).broker_url for name in experiment.lanes}
+
+
+def experiments_run_many(
+    *,
+    experiments: list[Experiment],
+    learner,
+    on_result: Callable[[dict], None] | None = None,
+    on_progress: Callable[[str, str], None] | None = None,
+) -> list[dict]:
+    """Every experiment once, overlapping those on separate brokers; results in catalog order."""
+    pending = list(experiments)
+    busy: dict[str, set[str]] = {}
+    results: dict[str, dict] = {}
+    changed = threading.Condition()
+
+    def work(experiment: Experiment) -> None:
+        try:
+            result = experiment_execute(
+                experiment=experiment,
+                learner=learner,
+                progress=(lambda text: on_progress(experiment.slug, text)) if on_progress else None,
+            )
+        except Exception as exc:  # one broken experiment must not stop the table
+            result = {
+                "slug": experiment.slug,
+                "title": experiment.title,
+                "passed": False,
+                "checks": [],
+                "errors": [f"{type(exc).__name__}: {exc}"],
+                "runs": {},
+                "prediction": {},
+                "seconds": 0,
+            }
+        with changed:
+            results[experiment.slug] = result
+            busy.pop(experiment.slug, None)
+            changed.notify_all()
+        if on_result is not None:
+            on_result(result)
+
+    with changed:
+        while pending or busy:
+            taken = set().union(*busy.values()) if busy else set()
+            startable = next((e for e in pending if not brokers_touched(e) & taken), None)
+            if startable is None:
+                changed.wait(timeout=1)
+                continue
+            pending.remove(startable)
+            busy[startable.slug] = brokers_touched(startable)
+            threading.Thread(target=work, args=(startable,), daemon=True).start()
+    return [results[e.slug] for e in experiments]

@@ -1,0 +1,391 @@
+"""Run an experiment's steps against the real lanes, then judge the runs by its checks.
+
+The browser (one attempt, in a background thread of the web process) and `lab experiment`
+(headless, possibly several at once) both call `experiment_execute`. Runs of one experiment
+go side by side in threads unless a run waits `after` another; a crash or warm shutdown goes
+to the worker that holds the run's task at that moment, as the lab's registry reports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import close_old_connections, connection
+
+from teachlab.lab.errors import LabError
+from teachlab.lab.experiments.catalog import Experiment
+from teachlab.lab.experiments.checks import (
+    RUN_METRICS,
+    Observation,
+    check_evaluate,
+    copies_histogram,
+    receipts_over_time,
+    run_metric,
+)
+from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
+from teachlab.lab.experiments.observe import observation_for_run
+from teachlab.lab.experiments.purge import run_purge
+from teachlab.lab.lanes import lane_get
+from teachlab.lab.models import Run
+from teachlab.lab.runs import copies_pending, run_fire, run_settle
+from teachlab.lab.workers import worker_control, worker_holding, workers_list
+
+log = logging.getLogger(__name__)
+POLL = 0.3  # seconds between looks at a run's events while waiting `until`
+READY_WITHIN = 45.0  # seconds a lane may take to have all its workers back
+SUMMARY_METRICS = (
+    "tasks",
+    "receipts",
+    "redelivered",
+    "executions",
+    "completions",
+    "suppressed",
+    "revoked",
+    "retries",
+    "duplicates",
+    "amplification",
+    "max_receipts",
+    "max_running_at_once",
+)
+MANY_TASKS = 5  # runs with at least this many tasks get the histogram and receipts plot
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunState:
+    spec: dict
+    run: Run | None = None
+    errors: list[str] = field(default_factory=list)
+    log: list[tuple[float, str]] = field(default_factory=list)
+    finished: threading.Event = field(default_factory=threading.Event)
+    stop_feeding: threading.Event = field(default_factory=threading.Event)
+
+
+class StepFailed(LabError):
+    """A step could not be carried out (no worker held the task, broker away, …)."""
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+def _say(state: RunState, started: float, text: str, progress: Progress | None) -> None:
+    state.log.append((round(time.time() - started, 1), text))
+    if progress is not None:
+        progress(f"{state.spec['name']}: {text}")
+
+
+def _fire(*, state: RunState, experiment: Experiment, learner) -> None:
+    spec = state.spec
+    label = f"experiment:{experiment.slug}:{spec['name']}"
+    if spec.get("feeder"):
+        state.run = feeder_run_create(
+            learner=learner, lane=spec["lane"], params=spec["params"], label=label
+        )
+        threading.Thread(
+            target=_feed, args=(state,), name=f"feeder-{state.run.id}", daemon=True
+        ).start()
+    else:
+        state.run = run_fire(
+            learner=learner,
+            lane=spec["lane"],
+            params=spec["params"],
+            label=label,
+            check_limits=False,  # experiments are preset and short; the attempt is limited
+        )
+
+
+def _feed(state: RunState) -> None:
+    """The periodic feeder: every tick, publish what has come due."""
+    sent: set[int] = set()
+    try:
+        while not state.stop_feeding.is_set() and len(sent) < len(state.run.task_ids):
+            feeder_tick(run=state.run, sent=sent)
+            state.stop_feeding.wait(TICK)
+    except Exception as exc:  # the verdict must say the feeder broke, not hang
+        log.exception("feeder for run %s failed", state.run.id)
+        state.errors.append(f"the feeder stopped: {exc}")
+    finally:
+        connection.close()
+
+
+def _condition_met(*, state: RunState, condition: dict) -> bool:
+    observation = observation_for_run(run=state.run)
+    spec = {k: v for k, v in condition.items() if k != "within"}
+    return check_evaluate(check=spec, observations={condition["run"]: observation}).passed
+
+
+def _until(*, state: RunState, condition: dict) -> bool:
+    deadline = time.monotonic() + float(condition["within"])
+    while time.monotonic() < deadline:
+        if _condition_met(state=state, condition=condition):
+            return True
+        time.sleep(POLL)
+    return _condition_met(state=state, condition=condition)
+
+
+def _holder(*, run: Run) -> str | None:
+    """The worker holding one of the run's deliveries right now."""
+    lane = lane_get(run.lane)
+    for task_id in run.task_ids:
+        name = worker_holding(task_id=task_id, lane=lane.name)
+        if name:
+            return name
+    pending = copies_pending(run)
+    if pending:
+        hostname = max(pending, key=pending.get)
+        return hostname.split("@", 1)[0]
+    return None
+
+
+def _alive(lane: str) -> list[dict]:
+    return [w for w in workers_list() if w["lane"] == lane and w["alive"]]
+
+
+def _stop_worker(*, state: RunState, action: str, target: str) -> str:
+    lane = state.run.lane
+    if target == "holder":
+        name = _holder(run=state.run)
+        if name is None:
+            raise StepFailed(f"no worker of {lane} held the run's task, so nothing to {action}")
+    else:
+        alive = _alive(lane)
+        if not alive:
+            raise StepFailed(f"no worker of {lane} is alive to {action}")
+        name = alive[0]["name"]
+    worker_control(name=name, action=action)
+    return name
+
+
+def lane_ready(*, lane: str, within: float = READY_WITHIN) -> bool:
+    """Wait until every worker the lane should have is alive (the supervisor restarts them)."""
+    wanted = lane_get(lane).workers
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        alive = _alive(lane)
+        if len(alive) >= wanted and all(w.get("state") == "running" for w in alive):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _run_steps(
+    *,
+    state: RunState,
+    experiment: Experiment,
+    learner,
+    started: float,
+    progress: Progress | None,
+    on_fired: Callable[[str, Run], None] | None,
+    waits_for: RunState | None,
+) -> None:
+    try:
+        if waits_for is not None:
+            waits_for.finished.wait()
+        for step in state.spec["steps"]:
+            if step == "fire":
+                _fire(state=state, experiment=experiment, learner=learner)
+                _say(
+                    state,
+                    started,
+                    f"fired {len(state.run.task_ids)} task(s) at {state.run.lane}",
+                    progress,
+                )
+                if on_fired is not None:
+                    on_fired(state.spec["name"], state.run)
+                continue
+            ((key, value),) = step.items()
+            if key == "wait":
+                _say(state, started, f"waiting {value:g} s", progress)
+                time.sleep(float(value))
+            elif key == "until":
+                _say(state, started, f"waiting until {value['what']} is reached", progress)
+                if not _until(state=state, condition=value):
+                    _say(state, started, f"still not there after {value['within']:g} s", progress)
+            elif key in ("crash", "shutdown"):
+                action = "crash" if key == "crash" else "shutdown"
+                name = _stop_worker(state=state, action=action, target=value)
+                verb = "crashed (SIGKILL)" if action == "crash" else "warm shutdown of"
+                _say(state, started, f"{verb} {name}", progress)
+            elif key == "ready":
+                lane = state.spec["lane"]
+                _say(state, started, f"waiting for every {lane} worker to be alive", progress)
+                if not lane_ready(lane=lane):
+                    raise StepFailed(
+                        f"the workers of {lane} did not come back within {READY_WITHIN:g} s"
+                    )
+            elif key == "purge":
+                removed = run_purge(run=state.run)
+                time.sleep(1.5)  # a copy being restored right now lands in the queue: twice
+                removed += run_purge(run=state.run)
+                _say(
+                    state,
+                    started,
+                    f"purged {removed} message(s) of the run from the broker",
+                    progress,
+                )
+    except LabError as exc:
+        state.errors.append(str(exc))
+        _say(state, started, f"stopped: {exc}", progress)
+    except Exception as exc:
+        log.exception("experiment %s, run %s failed", experiment.slug, state.spec["name"])
+        state.errors.append(f"{type(exc).__name__}: {exc}")
+    finally:
+        state.stop_feeding.set()
+        state.finished.set()
+        connection.close()
+
+
+# --- verdict -------------------------------------------------------------------------------
+
+
+def run_report(*, observation: Observation) -> dict:
+    report = {name: run_metric(observation=observation, what=name) for name in SUMMARY_METRICS}
+    if len(observation.tasks) >= MANY_TASKS:
+        report["histogram"] = copies_histogram(observation=observation)
+        bucket = max(1.0, round(observation.duration / 40))
+        report["receipts_over_time"] = receipts_over_time(observation=observation, bucket=bucket)
+        report["bucket"] = bucket
+    return report
+
+
+def prediction_verdict(*, experiment: Experiment, observations: dict, value) -> dict:
+    """What the learner predicted beside what happened, and whether they match."""
+    prediction = experiment.prediction
+    if prediction["kind"] == "number":
+        observe = prediction["observe"]
+        observed = run_metric(observation=observations[observe["run"]], what=observe["what"])
+        matched = (
+            value is not None
+            and observed is not None
+            and abs(float(value) - observed) <= 0.1 * max(1.0, abs(observed))
+        )
+        return {
+            "kind": "number",
+            "prompt": prediction["prompt"],
+            "value": value,
+            "observed": observed,
+            "observed_label": "never" if observed is None else f"{observed:g}",
+            "unit": prediction.get("unit", ""),
+            "matched": matched,
+        }
+    observed_choice = None
+    for choice in prediction["choices"]:
+        if check_evaluate(check=choice["when"], observations=observations).passed:
+            observed_choice = choice
+            break
+    labels = {c["id"]: c["label"] for c in prediction["choices"]}
+    return {
+        "kind": "choice",
+        "prompt": prediction["prompt"],
+        "value": value,
+        "value_label": labels.get(value, ""),
+        "observed": observed_choice["id"] if observed_choice else None,
+        "observed_label": observed_choice["label"] if observed_choice else "none of the choices",
+        "matched": value is not None
+        and observed_choice is not None
+        and value == observed_choice["id"],
+    }
+
+
+def prediction_parse(*, experiment: Experiment, raw) -> float | str | None:
+    """The learner's prediction from a form or CLI; ValueError with a message when it is bad."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    prediction = experiment.prediction
+    if prediction["kind"] == "number":
+        try:
+            number = float(str(raw).strip())
+        except ValueError:
+            raise ValueError(
+                f"Your prediction must be a number; {str(raw)[:40]!r} is not."
+            ) from None
+        if not 0 <= number <= 100_000:
+            raise ValueError("Your prediction must be between 0 and 100,000.")
+        return int(number) if number.is_integer() else number
+    ids = [c["id"] for c in prediction["choices"]]
+    if raw not in ids:
+        raise ValueError("Pick one of the choices offered.")
+    return raw
+
+
+def experiment_execute(
+    *,
+    experiment: Experiment,
+    learner,
+    prediction=None,
+    progress: Progress | None = None,
+    on_fired: Callable[[str, Run], None] | None = None,
+) -> dict:
+    """Carry out every run's steps, then evaluate the checks; returns the verdict as a dict."""
+    started = time.time()
+    states = {spec["name"]: RunState(spec=spec) for spec in experiment.runs}
+    threads = []
+    for spec in experiment.runs:
+        thread = threading.Thread(
+            target=_run_steps,
+            kwargs={
+                "state": states[spec["name"]],
+                "experiment": experiment,
+                "learner": learner,
+                "started": started,
+                "progress": progress,
+                "on_fired": on_fired,
+                "waits_for": states.get(spec.get("after") or ""),
+            },
+            name=f"experiment-{experiment.slug}-{spec['name']}",
+            daemon=True,
+        )
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join()
+    close_old_connections()
+
+    errors = [f"{name}: {e}" for name, s in states.items() for e in s.errors]
+    observations: dict[str, Observation] = {}
+    runs: dict[str, dict] = {}
+    for name, state in states.items():
+        if state.run is None:
+            continue
+        state.run.refresh_from_db()
+        run_settle(state.run)
+        observation = observation_for_run(run=state.run, duration=time.time() - state.run.fired_at)
+        observations[name] = observation
+        runs[name] = {
+            "id": state.run.id,
+            "lane": state.run.lane,
+            "params": state.spec["params"],
+            "feeder": bool(state.spec.get("feeder")),
+            "steps": state.log,
+            "report": run_report(observation=observation),
+        }
+    checks = []
+    if len(observations) == len(states):
+        checks = [
+            check_evaluate(check=check, observations=observations).as_dict()
+            for check in experiment.checks
+        ]
+        verdict = prediction_verdict(
+            experiment=experiment, observations=observations, value=prediction
+        )
+    else:
+        verdict = {"kind": experiment.prediction["kind"], "value": prediction, "observed": None}
+    return {
+        "slug": experiment.slug,
+        "title": experiment.title,
+        "passed": bool(checks) and all(c["passed"] for c in checks) and not errors,
+        "checks": checks,
+        "errors": errors,
+        "runs": runs,
+        "prediction": verdict,
+        "seconds": round(time.time() - started, 1),
+    }
+
+
+def metric_label(name: str) -> str:
+    return RUN_METRICS[name][1] if name in RUN_METRICS else name
