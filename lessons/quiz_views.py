@@ -223,7 +223,7 @@ def progress_reset(request: HttpRequest) -> HttpResponse:
         if request.POST.get("confirm") != "yes":
             return render(
                 request,
-                "lessons/progress.html#reset",
+                "lessons/progress_reset.html",
                 {"counts": progress.progress_counts(learner=learner), "unconfirmed": True},
                 status=400,
             )
@@ -231,7 +231,7 @@ def progress_reset(request: HttpRequest) -> HttpResponse:
         return redirect(reverse("lessons:progress") + "?reset=1")
     return render(
         request,
-        "lessons/progress.html#reset",
+        "lessons/progress_reset.html",
         {"counts": progress.progress_counts(learner=learner)},
     )
 
