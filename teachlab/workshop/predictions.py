@@ -120,7 +120,7 @@ def clean_params(raw: dict) -> dict:
 
 def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
     """One guess per seat per run; a new guess before the run is fired replaces the old one."""
-    room = seat.room
+    room = Room.objects.get(pk=seat.room_id)  # fresh: the caller's copy may predate a close
     require_open(room)
     try:
         number = int(str(value).strip())

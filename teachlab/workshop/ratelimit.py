@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 import weakref
 
@@ -28,11 +29,21 @@ def _client() -> aioredis.Redis:
 
 
 async def frame_allowed(*, who: str, limit: int) -> bool:
-    """Fixed window counter: INCR and EXPIRE in one round trip."""
-    window = int(time.time() // WINDOW_SECONDS)
-    key = f"workshop:frames:{who}:{window}"
-    pipe = _client().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, WINDOW_SECONDS * 2)
-    count, _ = await pipe.execute()
-    return int(count) <= limit
+    """Sliding window: a sorted set of this sender's frame times over the last window.
+
+    A refused frame is not recorded, so a sender who stops is let through again as soon
+    as their oldest frame leaves the window.
+    """
+    now = time.time()
+    key = f"workshop:frames:{who}"
+    pipe = _client().pipeline(transaction=True)
+    pipe.zremrangebyscore(key, 0, now - WINDOW_SECONDS)
+    pipe.zcard(key)
+    _, count = await pipe.execute()
+    if count >= limit:
+        return False
+    pipe = _client().pipeline(transaction=True)
+    pipe.zadd(key, {f"{now:.6f}:{secrets.token_hex(3)}": now})
+    pipe.expire(key, WINDOW_SECONDS + 1)
+    await pipe.execute()
+    return True

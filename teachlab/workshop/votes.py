@@ -61,7 +61,7 @@ def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
 
 def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
     """One vote per seat per claim: a second vote before the reveal replaces the first."""
-    room = seat.room
+    room = Room.objects.get(pk=seat.room_id)  # fresh: the caller's copy may predate a close
     require_open(room)
     if choice not in CHOICES:
         raise WorkshopError("Vote “holds up” or “costs you the question”.")

@@ -1,0 +1,240 @@
+"""Each permission rule of a workshop socket, through the whole ASGI stack (origin check,
+sessions, routing) and the real channel layer on the tests' private Redis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+
+from teachlab.workshop import rooms, votes
+from teachlab.workshop.consumers import ParticipantSocket
+from teachlab.workshop.models import ClaimRound, Room, Vote
+from tests.workshop.conftest import (
+    asynctest,
+    join_socket,
+    make_user,
+    presenter_socket,
+    receive_until,
+    send,
+    session_cookie,
+    socket,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+db = database_sync_to_async
+
+
+@asynctest
+async def test_a_socket_without_a_seat_is_refused(room):
+    comm = socket(f"/ws/workshop/{room.code}/")
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+@asynctest
+async def test_a_seat_cookie_of_another_room_is_refused(instructor):
+    room_a = await db(rooms.room_create)(instructor=instructor, title="A")
+    room_b = await db(rooms.room_create)(instructor=instructor, title="B")
+    seat_b = await db(rooms.seat_join)(room=room_b, nickname="bea")
+    comm = socket(
+        f"/ws/workshop/{room_a.code}/",
+        f"{rooms.seat_cookie_name(room_a.code)}={seat_b.token}",
+    )
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+@asynctest
+async def test_only_the_instructor_or_staff_opens_the_presenter_socket(room):
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    learner = await db(make_user)("learner", staff=False)
+    other_staff = await db(make_user)("colleague", staff=True)
+    for cookie in [
+        "",
+        await db(session_cookie)(learner),
+        f"{rooms.seat_cookie_name(room.code)}={seat.token}",
+    ]:
+        comm = socket(f"/ws/workshop/{room.code}/present/", cookie)
+        connected, _ = await comm.connect()
+        assert not connected, cookie
+    comm = await presenter_socket(room, other_staff)
+    await comm.disconnect()
+
+
+@asynctest
+async def test_a_participant_cannot_drive_reveal_fire_or_close(room, question):
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    comm = await join_socket(seat)
+    for frame in [
+        {"action": "drive", "question": question.slug, "tier": "senior"},
+        {"action": "reveal"},
+        {"action": "fire"},
+        {"action": "close"},
+        {"action": "claim", "claim": question.claims[1].key},
+    ]:
+        await send(comm, **frame)
+        reply = await comm.receive_from(timeout=5)
+        assert "Only the instructor can do that" in reply, frame
+    await comm.disconnect()
+    fresh = await db(Room.objects.select_related("claim_round").get)(pk=room.pk)
+    assert fresh.tier == "" and fresh.question_slug == ""
+    assert fresh.closed_at is None
+    assert fresh.claim_round.revealed_at is None
+    assert fresh.claim_round.claim_key == question.claims[0].key
+
+
+@asynctest
+async def test_the_instructor_drives_and_every_participant_follows(room, instructor, question):
+    seats = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("ana", "bo")]
+    sockets = [await join_socket(s) for s in seats]
+    presenter = await presenter_socket(room, instructor)
+    await send(presenter, action="drive", question=question.slug, tier="solid")
+    for comm in sockets:
+        frame = await receive_until(comm, 'id="ws-stage"')
+        assert question.title in frame
+        assert 'data-tier="solid"' in frame
+    for comm in [*sockets, presenter]:
+        await comm.disconnect()
+
+
+@asynctest
+async def test_a_participant_receives_only_their_own_rooms_broadcasts(instructor, question):
+    room_a = await db(rooms.room_create)(instructor=instructor, title="A")
+    room_b = await db(rooms.room_create)(instructor=instructor, title="B")
+    in_a = await join_socket(await db(rooms.seat_join)(room=room_a, nickname="ana"))
+    in_b = await join_socket(await db(rooms.seat_join)(room=room_b, nickname="bo"))
+    presenter_a = await presenter_socket(room_a, instructor)
+    await send(presenter_a, action="drive", question=question.slug, tier="basics")
+    await send(presenter_a, action="claim", claim=question.claims[0].key)
+    await send(presenter_a, action="reveal")
+    await receive_until(in_a, "The answer:")
+    assert await in_b.receive_nothing(timeout=1)
+    for comm in (in_a, in_b, presenter_a):
+        await comm.disconnect()
+
+
+@asynctest
+async def test_a_malformed_frame_gets_an_error_to_that_client_only(room, question):
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    sender = await join_socket(await db(rooms.seat_join)(room=room, nickname="ana"))
+    bystander = await join_socket(await db(rooms.seat_join)(room=room, nickname="bo"))
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    bad_frames = [
+        "not json at all",
+        json.dumps(["vote"]),
+        json.dumps({"action": "vote", "round": str(round_id), "choice": "maybe"}),
+        json.dumps({"action": "vote", "round": "abc", "choice": "holds"}),
+        json.dumps({"action": "vote", "round": {"x": 1}, "choice": "holds"}),
+        json.dumps({"action": "vote", "round": str(round_id), "choice": "holds", "x": 1}),
+        json.dumps({"action": "vote", "round": str(round_id), "choice": "holds" * 2000}),
+        json.dumps({"action": "delete_everything"}),
+    ]
+    for text in bad_frames:
+        await sender.send_to(text_data=text)
+        reply = await sender.receive_from(timeout=5)
+        assert 'id="ws-error"' in reply and "</p>" in reply
+        assert reply.split(">", 1)[1].split("<", 1)[0].strip(), f"no message for {text[:40]}"
+    assert await bystander.receive_nothing(timeout=0.5)
+    assert await db(Vote.objects.count)() == 0
+    await sender.disconnect()
+    await bystander.disconnect()
+
+
+@asynctest
+async def test_frames_beyond_the_rate_limit_are_refused(room, question, monkeypatch):
+    monkeypatch.setattr(ParticipantSocket, "frame_limit", 5)
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    comm = await join_socket(await db(rooms.seat_join)(room=room, nickname="ana"))
+    replies = []
+    for n in range(7):
+        choice = "holds" if n % 2 == 0 else "costs"
+        await send(comm, action="vote", round=str(round_id), choice=choice)
+        replies.append(await comm.receive_from(timeout=5))
+    assert all("Your vote" in r for r in replies[:5])
+    assert all("Too many messages" in r for r in replies[5:])
+    vote = await db(Vote.objects.get)(round_id=round_id)
+    assert vote.choice == "holds"  # the 5th frame (n=4) counted; the refused ones did not
+    await comm.disconnect()
+
+
+@asynctest
+async def test_a_vote_before_the_reveal_replaces_and_after_it_is_refused(
+    room, instructor, question
+):
+    claim = question.claims[0]
+    await db(votes.claim_open)(room=room, claim_key=claim.key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    voter = await join_socket(await db(rooms.seat_join)(room=room, nickname="ana"))
+    watcher = await join_socket(await db(rooms.seat_join)(room=room, nickname="bo"))
+    presenter = await presenter_socket(room, instructor)
+
+    await send(voter, action="vote", round=str(round_id), choice="holds")
+    assert "Holds up" in await receive_until(voter, 'id="ws-myvote"')
+    assert ">1</strong> of 2 answered" in await receive_until(presenter, 'id="ws-answered"')
+    await send(voter, action="vote", round=str(round_id), choice="costs")
+    assert "Costs you the question" in await receive_until(voter, 'id="ws-myvote"')
+    assert ">1</strong> of 2 answered" in await receive_until(presenter, 'id="ws-answered"')
+
+    await send(presenter, action="reveal")
+    right = "it holds up" if claim.holds else "it costs you the question"
+    for comm in (voter, watcher, presenter):
+        frame = await receive_until(comm, "The answer:")
+        assert right in frame
+        assert "Costs you the question: 1 (100%)" in frame
+
+    await send(voter, action="vote", round=str(round_id), choice="holds")
+    assert "votes are closed" in await receive_until(voter, 'id="ws-error"')
+    votes_left = await db(list)(Vote.objects.values_list("choice", flat=True))
+    assert votes_left == ["costs"]
+    for comm in (voter, watcher, presenter):
+        await comm.disconnect()
+
+
+@asynctest
+async def test_a_closed_room_ends_every_screen_and_refuses_new_sockets(room, instructor, question):
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    comm = await join_socket(seat)
+    presenter = await presenter_socket(room, instructor)
+    await send(presenter, action="close")
+    assert "This workshop has ended" in await receive_until(comm, "ended")
+    assert (await comm.receive_output(timeout=5))["type"] == "websocket.close"
+
+    again = socket(
+        f"/ws/workshop/{room.code}/", f"{rooms.seat_cookie_name(room.code)}={seat.token}"
+    )
+    connected, _ = await again.connect()
+    assert connected  # accepted only to say so, then closed
+    assert "This workshop has ended" in await again.receive_from(timeout=5)
+    closing = await again.receive_output(timeout=5)
+    assert closing == {"type": "websocket.close", "code": 4410}
+    with pytest.raises(Exception, match="ended"):
+        await db(votes.vote_cast)(seat=seat, round_id=round_id, choice="holds")
+    assert await db(Vote.objects.count)() == 0
+    await presenter.disconnect()
+
+
+@asynctest
+async def test_a_socket_from_another_origin_is_refused(room):
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    from channels.testing import WebsocketCommunicator
+
+    from teachlab.asgi import application
+
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/workshop/{room.code}/",
+        headers=[
+            (b"origin", b"http://evil.example"),
+            (b"host", b"127.0.0.1"),
+            (b"cookie", f"{rooms.seat_cookie_name(room.code)}={seat.token}".encode()),
+        ],
+    )
+    connected, _ = await comm.connect()
+    assert not connected
