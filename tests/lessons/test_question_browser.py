@@ -1,0 +1,110 @@
+"""A learner walks one question in Chromium: opens it, answers against the clock, reveals
+each tier through htmx, follows a tier permalink, and uses the keyboard shortcuts."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.conftest import ARTIFACTS
+from tests.lessons.browser_server import fixture_lessons_url  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.browser
+
+BASICS_TEXT = "A worker pulls the message almost at"
+SOLID_TEXT = "The worker reserves the message immediately"
+SENIOR_TEXT = "The options side by side"
+
+
+def test_walk_one_question_from_prompt_to_senior_tier(page, fixture_lessons_url):  # noqa: F811
+    base = fixture_lessons_url
+    page.goto(f"{base}/")
+    page.get_by_role("link", name="Where does a countdown task wait?").click()
+
+    expect(page.get_by_role("heading", level=1)).to_have_text("Where does a countdown task wait?")
+    expect(page.get_by_text("Where is that message during the hour")).to_be_visible()
+    expect(page.get_by_text(BASICS_TEXT)).to_have_count(0)
+    page.evaluate("window.__samePage = true")  # survives only if nothing reloads the page
+
+    # Answer out loud: a 20 s clock that visibly counts down and fills its bar
+    page.get_by_role("button", name="Answer out loud (20 s)").click()
+    timer = page.locator("#answer-timer")
+    expect(timer).to_be_visible()
+    expect(timer).to_contain_text("left of 20 s")
+    page.wait_for_timeout(1600)
+    seconds_left = int(page.locator(".timer-left").inner_text())
+    assert seconds_left < 20
+    assert page.locator(".timer-bar").evaluate("bar => bar.value") > 1
+
+    # basics by click, solid by the `r` shortcut, senior by click again
+    page.get_by_role("link", name="Reveal basics").click()
+    expect(page.locator("#tier-basics")).to_contain_text(BASICS_TEXT)
+    expect(page).to_have_url(f"{base}/q/fixture-countdown/basics/")
+    expect(page.locator("#tier-basics-heading")).to_be_focused()
+    expect(page.get_by_role("button", name="Answer out loud (40 s)")).to_be_visible()
+
+    page.keyboard.press("r")
+    expect(page.locator("#tier-solid")).to_contain_text(SOLID_TEXT)
+    expect(page).to_have_url(f"{base}/q/fixture-countdown/solid/")
+
+    page.keyboard.press("t")
+    expect(page.locator("#answer-timer")).to_contain_text("left of 120 s")
+
+    page.get_by_role("link", name="Reveal senior").click()
+    expect(page.locator("#tier-senior table")).to_be_visible()
+    expect(page.get_by_text("All three tiers are open")).to_be_visible()
+    assert page.evaluate("window.__samePage") is True, "a reveal reloaded the whole page"
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "question-walk.png"), full_page=True)
+
+    # the permalink of a tier opens the page with it (and the tiers before it) revealed
+    page.goto(f"{base}/q/fixture-countdown/solid/")
+    expect(page.locator("#tier-basics")).to_contain_text(BASICS_TEXT)
+    expect(page.locator("#tier-solid")).to_contain_text(SOLID_TEXT)
+    expect(page.locator("#tier-senior")).to_have_count(0)
+    expect(page.get_by_role("link", name="Reveal senior")).to_be_visible()
+
+    # the index now shows what this learner revealed
+    page.goto(f"{base}/")
+    card = page.locator(".question-card").first
+    expect(card.locator(".tier-chip.is-revealed")).to_have_count(3)
+
+
+def test_shortcuts_move_between_questions(page, fixture_lessons_url):  # noqa: F811
+    page.goto(f"{fixture_lessons_url}/q/fixture-countdown/")
+    page.keyboard.press("n")
+    expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-acks-late/")
+    page.keyboard.press("p")
+    expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-countdown/")
+
+
+def test_question_fits_a_phone_screen_with_every_tier_open(browser, fixture_lessons_url):  # noqa: F811
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{fixture_lessons_url}/q/fixture-countdown/senior/")
+        expect(page.locator("#tier-senior table")).to_be_attached()
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        assert page_width <= 375, f"page is {page_width}px wide on a 375px screen"
+        reveal_done = page.get_by_text("All three tiers are open")
+        expect(reveal_done).to_be_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "question-phone.png"), full_page=True)
+        page.goto(f"{fixture_lessons_url}/")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    finally:
+        context.close()
+
+
+def test_printing_shows_revealed_answers_without_controls(page, fixture_lessons_url):  # noqa: F811
+    page.goto(f"{fixture_lessons_url}/q/fixture-countdown/solid/")
+    page.emulate_media(media="print")
+
+    expect(page.locator("#tier-basics")).to_be_visible()
+    expect(page.locator("#tier-solid")).to_be_visible()
+    expect(page.locator(".site-header")).to_be_hidden()
+    expect(page.locator("#reveal")).to_be_hidden()
+    expect(page.locator(".shortcuts")).to_be_hidden()
+    pdf = page.pdf(format="A4")
+    assert pdf[:4] == b"%PDF"
