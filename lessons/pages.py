@@ -63,25 +63,31 @@ def tiers_upto(tier: str | None) -> list[str]:
 
 
 def experiment_links(question: Question) -> list[dict]:
-    """Links into the lab for the experiments this lesson names; titles from the lab's
-    catalog when it knows the slug, otherwise the slug itself."""
-    titles = _experiment_titles()
-    return [
-        {"slug": slug, "title": titles.get(slug) or slug.replace("-", " ").capitalize(),
-         "url": f"/lab/experiments/{slug}/"}
-        for slug in question.experiments
-    ]  # fmt: skip
+    """The lab experiments this lesson names, with the lab's titles. A slug the lab does not
+    know is listed without a link rather than pointing at a 404."""
+    known = _lab_experiment_titles()
+    links = []
+    for slug in question.experiments:
+        title = (known or {}).get(slug)
+        links.append(
+            {
+                "slug": slug,
+                "title": title or slug.replace("-", " ").capitalize(),
+                "url": f"/lab/experiments/{slug}/" if known is None or title else "",
+            }
+        )
+    return links
 
 
-def _experiment_titles() -> dict[str, str]:
+def _lab_experiment_titles() -> dict[str, str] | None:
+    """slug -> title from the lab's experiment catalog; None when it cannot be read (then
+    every slug still links, the lab page explains itself)."""
     try:
-        from teachlab.lab.experiments.catalog import experiment_titles  # type: ignore
-    except Exception:  # the lab may not publish titles; the slug still links
-        return {}
-    try:
-        return dict(experiment_titles())
-    except Exception:
-        return {}
+        from teachlab.lab.experiments.catalog import experiments_load
+
+        return {e.slug: e.title for e in experiments_load()}
+    except Exception:  # a lab catalog mid-edit must not take the lesson pages down
+        return None
 
 
 def question_context(question: Question, *, revealed_upto: str | None) -> dict:

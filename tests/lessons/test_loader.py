@@ -44,7 +44,7 @@ def test_questions_come_sorted_by_order_with_every_field(lesson_dir):
     assert q.code_samples[1].caption.startswith("Each member is a delivery tag")
     assert set(q.go_deeper) == {"junior", "middle", "senior", "principal"}
     assert q.followups[0].question == "What happens to held messages on a warm shutdown?"
-    assert q.experiments == ["countdown-past-visibility"]
+    assert q.experiments == ["countdown-beyond-timeout"]
     assert q.path == lesson_dir / "01-fixture-countdown.yaml"
 
 

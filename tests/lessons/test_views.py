@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from lessons import pages
 from lessons.models import TierReveal
 from tests.lessons.lessonfiles import FIXTURES, replace_once
 
@@ -72,9 +73,23 @@ def test_question_page_lists_shortcuts_followups_go_deeper_and_experiments(clien
         assert key in html
     assert "<summary>What happens to held messages on a warm shutdown?</summary>" in html
     assert "When is a due-time table in your database better than broker delays?" in html
-    assert 'href="/lab/experiments/countdown-past-visibility/"' in html
     assert 'class="question-actions"' in html
     assert 'data-next-url="/q/fixture-acks-late/"' in html
+
+
+def test_experiments_link_to_the_lab_with_the_labs_titles(client, monkeypatch):
+    monkeypatch.setattr(
+        pages, "_lab_experiment_titles", lambda: {"countdown-beyond-timeout": "Past the timeout"}
+    )
+    html = _html(client.get(reverse("lessons:question", args=["fixture-countdown"])))
+    assert '<a href="/lab/experiments/countdown-beyond-timeout/">Past the timeout</a>' in html
+
+
+def test_an_experiment_the_lab_does_not_know_is_listed_without_a_link(client, monkeypatch):
+    monkeypatch.setattr(pages, "_lab_experiment_titles", lambda: {})
+    html = _html(client.get(reverse("lessons:question", args=["fixture-countdown"])))
+    assert "Countdown beyond timeout <span" in html
+    assert "/lab/experiments/countdown-beyond-timeout/" not in html
 
 
 def test_htmx_reveal_returns_only_that_tier_and_the_next_step(client):
