@@ -481,9 +481,23 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
         prediction["choices"] = [
             {**ch, "when": with_run(ch["when"])} for ch in prediction["choices"]
         ]
-    runs = [
-        {"feeder": False, **run, "params": dict(run.get("params") or {})} for run in data["runs"]
-    ]
+    runs = []
+    for run in data["runs"]:
+        steps = [
+            {"until": {"per": "run", **step["until"], "run": run["name"]}}
+            if isinstance(step, Mapping) and "until" in step
+            else step
+            for step in run["steps"]
+        ]
+        runs.append(
+            {
+                "feeder": False,
+                "after": None,
+                **run,
+                "steps": steps,
+                "params": dict(run.get("params") or {}),
+            }
+        )
     return Experiment(
         slug=data["slug"],
         order=data["order"],
