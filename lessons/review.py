@@ -1,11 +1,16 @@
 """Spaced repetition: when a question or a claim comes back for review.
 
-The schedule is SM-2 (Wozniak, SuperMemo 2, 1987) with one change: SM-2 brings a lapsed
-item back after one day, but a claim the learner just got wrong is worth seeing again the
-same day, so a lapse makes the item due today (interval 0). Everything else is SM-2: the
-first two successful reviews are 1 and 6 days apart, later ones multiply the interval by
-the item's easiness factor, and every grade moves the easiness factor (floor 1.3), a lapse
-included, as most SM-2 implementations do, so a claim missed once grows its gaps slower.
+The schedule is SM-2 (Wozniak, SuperMemo 2, 1987) with two changes, both so that the review
+page brings back what the learner got wrong and not what they already knew:
+
+- a lapse (grade below 3) makes the item due again today (interval 0), where SM-2 waits a day;
+- an item known at first sight (grade 5 on its very first review) waits 4 days, not 1, the
+  way Anki treats "easy" on a new card; a claim missed and then answered right waits 1 day.
+
+Everything else is SM-2: the second successful review in a row waits 6 days, later ones
+multiply the interval by the item's easiness factor, and every grade moves the easiness
+factor (floor 1.3), lapses included as most SM-2 implementations do, so a claim missed once
+keeps coming back sooner than one that was known.
 
 Grades are SM-2's 0-5 quality scale; below 3 is a lapse. Quiz answers grade claims,
 self-ratings after a tier reveal grade questions (see `QUALITY`).
@@ -21,6 +26,7 @@ from lessons.models import Learner, ReviewItem
 MIN_EASINESS = 1.3
 START_EASINESS = 2.5
 PASS = 3  # grades below this are lapses
+FIRST_SIGHT_DAYS = 4  # known without ever being wrong: no need to see it tomorrow
 
 QUALITY = {
     # Quiz answers.
@@ -35,11 +41,13 @@ QUALITY = {
 
 @dataclass(frozen=True)
 class Schedule:
-    """Where an item stands: SM-2's repetition count n, easiness EF and interval I."""
+    """Where an item stands: SM-2's repetition count n, easiness EF and interval I, and how
+    many reviews it has had at all (0: never seen)."""
 
     repetitions: int = 0
     easiness: float = START_EASINESS
     interval_days: int = 0
+    reviews: int = 0
 
 
 def next_easiness(*, easiness: float, quality: int) -> float:
@@ -54,16 +62,17 @@ def schedule_next(*, schedule: Schedule, quality: int) -> Schedule:
         raise ValueError(f"quality must be 0..5, got {quality}")
     easiness = next_easiness(easiness=schedule.easiness, quality=quality)
     if quality < PASS:
-        # The one departure from SM-2: back today, not tomorrow.
-        return Schedule(repetitions=0, easiness=easiness, interval_days=0)
+        # Departure from SM-2: back today, not tomorrow.
+        return Schedule(0, easiness, 0, schedule.reviews + 1)
     repetitions = schedule.repetitions + 1
     if repetitions == 1:
-        interval = 1
+        # Departure from SM-2: known at first sight waits longer than relearned.
+        interval = FIRST_SIGHT_DAYS if schedule.reviews == 0 and quality == 5 else 1
     elif repetitions == 2:
         interval = 6
     else:
         interval = max(1, round(schedule.interval_days * easiness))
-    return Schedule(repetitions=repetitions, easiness=easiness, interval_days=interval)
+    return Schedule(repetitions, easiness, interval, schedule.reviews + 1)
 
 
 def due_date(*, schedule: Schedule, reviewed_on: dt.date) -> dt.date:
@@ -75,7 +84,11 @@ def review_record(
 ) -> ReviewItem:
     """Grade one review of a question or claim and store when it comes back."""
     item = ReviewItem.objects.filter(learner=learner, kind=kind, key=key).first()
-    before = Schedule(item.repetitions, item.easiness, item.interval_days) if item else Schedule()
+    before = (
+        Schedule(item.repetitions, item.easiness, item.interval_days, item.reviews)
+        if item
+        else Schedule()
+    )
     after = schedule_next(schedule=before, quality=quality)
     values = {
         "question_slug": question_slug,
@@ -84,7 +97,7 @@ def review_record(
         "interval_days": after.interval_days,
         "due_on": due_date(schedule=after, reviewed_on=today),
         "last_reviewed_on": today,
-        "reviews": (item.reviews if item else 0) + 1,
+        "reviews": after.reviews,
         "lapses": (item.lapses if item else 0) + (quality < PASS),
     }
     if item is None:

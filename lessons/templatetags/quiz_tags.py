@@ -2,6 +2,7 @@
 the lesson pages drop under each revealed tier."""
 
 from django import template
+from django.utils import timezone
 from django.utils.safestring import SafeString
 
 from lessons.catalog import get_question
@@ -44,3 +45,12 @@ def question_title(slug: str) -> str:
     """A question's title by slug; the slug itself if the lesson is gone."""
     question = get_question(slug)
     return question.title if question else slug
+
+
+@register.filter
+def days_from_today(day) -> str:
+    """Words for a review date as a learner thinks of it: "tomorrow", "in 4 days"."""
+    days = (day - timezone.localdate()).days
+    if days <= 0:
+        return "today"
+    return "tomorrow" if days == 1 else f"in {days} days"

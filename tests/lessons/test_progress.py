@@ -119,8 +119,9 @@ def test_review_page_lists_missed_claims_due_today_and_known_ones_coming_up(clie
     upcoming = html[html.index('id="upcoming"') :]
     assert get_claim(f"{ALPHA}:cost-1").text in due
     assert get_claim(f"{ALPHA}:cost-2").text not in due
-    tomorrow = timezone.localdate() + dt.timedelta(days=1)
-    assert f"{tomorrow:%a %-d %b}</span>:\n      claim “{get_claim(f'{ALPHA}:cost-2').text}”" in upcoming
+    in_four_days = timezone.localdate() + dt.timedelta(days=4)
+    assert f'data-key="{ALPHA}:cost-2" data-due="{in_four_days:%Y-%m-%d}"' in upcoming
+    assert f"In 4 days ({in_four_days:%a %-d %b})" in upcoming
 
 
 def test_download_holds_every_kind_of_progress_as_json(client):
@@ -242,7 +243,11 @@ def test_signing_up_keeps_the_progress_made_before(client):
     assert form.status_code == 200
     response = client.post(
         "/accounts/signup/",
-        {"username": "cy", "password1": "a long pass phrase 9", "password2": "a long pass phrase 9"},
+        {
+            "username": "cy",
+            "password1": "a long pass phrase 9",
+            "password2": "a long pass phrase 9",
+        },
     )
     assert response.status_code == 302 and response["Location"] == "/progress/"
     assert Learner.objects.get(user__username="cy").quiz_attempts.count() == 1

@@ -6,6 +6,7 @@ import pytest
 
 from lessons.models import Learner, ReviewItem
 from lessons.review import (
+    FIRST_SIGHT_DAYS,
     MIN_EASINESS,
     QUALITY,
     Schedule,
@@ -25,14 +26,20 @@ def run(grades: list[int]) -> Schedule:
     return schedule
 
 
-def test_known_item_comes_back_after_one_day_then_six_then_growing_gaps():
+def test_item_known_at_first_sight_comes_back_after_four_days_then_six_then_growing_gaps():
     intervals = []
     schedule = Schedule()
     for _ in range(5):
         schedule = schedule_next(schedule=schedule, quality=5)
         intervals.append(schedule.interval_days)
-    assert intervals[:2] == [1, 6]
+    assert intervals[:2] == [FIRST_SIGHT_DAYS, 6]
     assert intervals[2] > 6 and intervals[3] > intervals[2] and intervals[4] > intervals[3]
+
+
+def test_partly_known_new_item_and_relearned_item_come_back_the_next_day():
+    assert run([3]).interval_days == 1
+    assert run([1, 5]).interval_days == 1
+    assert run([5, 1, 5]).interval_days == 1
 
 
 def test_missed_item_is_due_again_the_same_day():
@@ -73,7 +80,7 @@ def test_recorded_miss_is_due_today_and_recorded_hit_tomorrow():
     missed = review_record(key="q:a", quality=QUALITY["wrong"], **common)
     known = review_record(key="q:b", quality=QUALITY["correct"], **common)
     assert missed.due_on == TODAY and missed.lapses == 1
-    assert known.due_on == TODAY + dt.timedelta(days=1) and known.lapses == 0
+    assert known.due_on == TODAY + dt.timedelta(days=FIRST_SIGHT_DAYS) and known.lapses == 0
     assert [i.key for i in review_due(learner=learner, today=TODAY)] == ["q:a"]
     assert [i.key for i in review_upcoming(learner=learner, today=TODAY)] == ["q:b"]
 

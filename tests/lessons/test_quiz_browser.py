@@ -1,0 +1,142 @@
+"""The quiz in Chromium on the real lessons: miss a claim on purpose, retry it, find it on
+the review page; and axe-core finds nothing serious on the quiz, review and progress pages."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from lessons.catalog import all_questions
+
+pytestmark = pytest.mark.browser
+
+NUMBERED = re.compile(r"^\d+\.\s*")
+
+
+def serious_violations(page) -> list[str]:
+    results = Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:3]}"
+        for v in results.response["violations"]
+        if v["impact"] in {"serious", "critical"}
+    ]
+
+
+def answer_every_item(page, claims_by_text: dict, miss: int = 0) -> list:
+    """Answer the attempt on screen, wrong for the first `miss` claims that cost the
+    question, right for the rest; the claims missed, in page order."""
+    missed = []
+    items = page.locator("li.quiz-item")
+    for number in range(1, items.count() + 1):
+        item = page.locator(f"#item-{number}")
+        claim = claims_by_text[NUMBERED.sub("", item.locator("legend").inner_text()).strip()]
+        wrong = not claim.holds and len(missed) < miss
+        says_holds = claim.holds != wrong
+        item.get_by_role(
+            "button", name="Holds up" if says_holds else "Costs you the question"
+        ).click()
+        verdict = item.locator(".verdict")
+        expect(verdict).to_contain_text("Not right." if wrong else "Right.")
+        if wrong:
+            missed.append(claim)
+    return missed
+
+
+def test_take_a_quiz_miss_a_claim_retry_it_and_find_it_on_the_review_page(page, live_server_url):
+    question = all_questions()[0]
+    claims_by_text = {c.text.strip(): c for c in question.claims}
+    total = len(question.claims)
+
+    page.goto(f"{live_server_url}/quiz/")
+    page.get_by_role("button", name=f"Quiz me on “{question.title}”").click()
+    expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+    attempt_url = page.url
+    expect(page.locator("li.quiz-item")).to_have_count(total)
+    order = page.locator("li.quiz-item legend").all_inner_texts()
+
+    [missed] = answer_every_item(page, claims_by_text, miss=1)
+    # htmx swapped each answer in place: still the attempt page, the tally kept up.
+    assert page.url == attempt_url
+    expect(page.locator("#quiz-tally")).to_contain_text(
+        f"Answered {total} of {total}, {total - 1} right."
+    )
+    first_item = page.locator("#item-1")
+    expect(first_item.get_by_role("link", name=re.compile(r"^Read the \w+ answer"))).to_be_visible()
+
+    page.reload()  # the order is fixed for the attempt, and answers stay answered
+    assert [
+        NUMBERED.sub("", t) for t in page.locator("li.quiz-item .quiz-claim").all_inner_texts()
+    ] == [NUMBERED.sub("", t) for t in order]
+
+    page.get_by_role("link", name="See your score").first.click()
+    expect(page.locator("#quiz-score")).to_contain_text(
+        f"{total - 1} right out of {total} answered"
+    )
+    missed_section = page.locator("section", has=page.locator("#missed-heading"))
+    expect(missed_section).to_contain_text(missed.text.strip())
+    expect(missed_section.get_by_text("What is true:")).to_be_visible()
+
+    page.get_by_role("link", name="What is due for review").click()
+    expect(page.locator(f'#due-claims [data-key="{missed.key}"]')).to_be_visible()
+    page.go_back()
+
+    page.get_by_role("button", name="Retry what I missed (1)").click()
+    expect(page.locator("li.quiz-item")).to_have_count(1)
+    expect(page.locator("#item-1 legend")).to_contain_text(missed.text.strip())
+    answer_every_item(page, claims_by_text, miss=0)
+
+    page.get_by_role("link", name="Review").first.click()
+    expect(page).to_have_url(f"{live_server_url}/review/")
+    tomorrow = page.locator(f'#upcoming [data-key="{missed.key}"]')
+    expect(tomorrow).to_contain_text("Tomorrow")
+    expect(tomorrow).to_contain_text(missed.text.strip())
+    known = next(c for c in question.claims if c.key != missed.key)
+    in_four_days = timezone.localdate() + dt.timedelta(days=4)
+    expect(page.locator(f'#upcoming [data-key="{known.key}"]')).to_have_attribute(
+        "data-due", in_four_days.isoformat()
+    )
+
+
+def test_a_mixed_quiz_works_on_a_phone_sized_screen(browser, live_server_url):
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    try:
+        page.goto(f"{live_server_url}/quiz/")
+        page.get_by_role("button", name="Start a mixed quiz").click()
+        expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+        item = page.locator("#item-1")
+        item.get_by_role("button", name="Costs you the question").click()
+        expect(item.locator(".verdict")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        context.close()
+
+
+def test_quiz_review_and_progress_pages_have_no_serious_accessibility_violations(
+    page, live_server_url
+):
+    question = all_questions()[0]
+    page.goto(f"{live_server_url}/quiz/")
+    assert serious_violations(page) == [], "quiz index"
+    page.get_by_role("button", name=f"Quiz me on “{question.title}”").click()
+    expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+    assert serious_violations(page) == [], "fresh attempt"
+    claims_by_text = {c.text.strip(): c for c in question.claims}
+    answer_every_item(page, claims_by_text, miss=2)
+    assert serious_violations(page) == [], "attempt with feedback"
+    page.get_by_role("link", name="See your score").first.click()
+    assert serious_violations(page) == [], "score"
+    for path in (
+        "/review/",
+        "/progress/",
+        "/progress/reset/",
+        "/accounts/login/",
+        "/accounts/signup/",
+    ):
+        page.goto(f"{live_server_url}{path}")
+        assert serious_violations(page) == [], path
