@@ -100,7 +100,7 @@ class Lane:
 def lane_from_entry(entry: dict) -> Lane:
     kind = entry["broker"]
     if kind == "redis":
-        url = f"{settings.REDIS_URL}/{entry['db']}"
+        url = entry.get("url") or f"{settings.REDIS_URL}/{entry['db']}"
     elif kind == "rabbit":
         url = entry.get("url") or settings.RABBIT_URL
     else:

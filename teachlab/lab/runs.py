@@ -284,10 +284,14 @@ def _publish(run: Run, lane: Lane, p: RunParams) -> int:
             published = time.time()
             options = {}
             due = p.due_in(index, now=run.fired_at)
-            if p.eta is not None:
+            wait = due - (published - run.fired_at)
+            if lane.kind == "rabbit" and wait > 0:
+                # Native delayed delivery truncates to whole seconds: round up, never early.
+                options["countdown"] = math.ceil(wait)
+            elif p.eta is not None:
                 options["eta"] = datetime.fromtimestamp(run.fired_at + due, tz=UTC)
-            elif due > 0:
-                options["countdown"] = due - (published - run.fired_at)
+            elif wait > 0:
+                options["countdown"] = wait
             if p.expires is not None:
                 options["expires"] = p.expires
             app.send_task(
@@ -366,6 +370,8 @@ def run_events(run: Run, after_seq: int = 0) -> list[dict]:
 
 
 def _per_task(run: Run) -> dict[str, dict]:
+    """Copies received and executed per task id, with when each copy arrived and started
+    (seconds since that task was published)."""
     per_task = {
         task_id: {
             "index": i,
@@ -374,17 +380,24 @@ def _per_task(run: Run) -> dict[str, dict]:
             "suppressed": 0,
             "failed": 0,
             "revoked": 0,
+            "received_t": [],
+            "started_t": [],
         }
         for i, task_id in enumerate(run.task_ids)
     }
-    for task_id, kind in run.events.values_list("task_id", "kind"):
+    rows = run.events.order_by("seq").values_list("task_id", "kind", "at", "t", "data")
+    for task_id, kind, at, t, data in rows:
         row = per_task.get(task_id)
         if row is None:
             continue
+        published = (data or {}).get("published_at")
+        since = round(at - published, 3) if published else round(t, 3)
         if kind == "received":
             row["received"] += 1
+            row["received_t"].append(since)
         elif kind == "started":
             row["executed"] += 1
+            row["started_t"].append(since)
         elif kind in {"suppressed", "failed", "revoked"}:
             row[kind] += 1
             if kind == "suppressed":
