@@ -106,6 +106,7 @@ def rating_context(*, learner: Learner | None, slug: str, tier: str, saved: bool
         "rating_slug": slug,
         "rating_tier": tier,
         "rating_current": current.rating if current else "",
+        "rating_label": current.get_rating_display().lower() if current else "",
         "rating_choices": SelfRating.Rating.choices,
         "rating_saved": saved,
         "rating_next_review": next_review,

@@ -194,7 +194,7 @@ def rate(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
         learner=learner, question_slug=slug, tier=tier, rating=rating, today=_today()
     )
     if not request.htmx:
-        return redirect(reverse("lessons:tier", args=[slug, tier]) + "#self-rating")
+        return redirect(reverse("lessons:tier", args=[slug, tier]) + f"#self-rating-{tier}")
     return render(
         request,
         "lessons/_self_rating.html",

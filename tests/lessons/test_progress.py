@@ -39,7 +39,7 @@ def test_self_rating_is_saved_and_schedules_the_question(client):
     html = response.content.decode()
     assert response.status_code == 200
     assert 'value="missed" aria-pressed="true"' in html
-    assert "Saved." in html
+    assert "Saved: missed it. This question comes back for review today" in html
     item = ReviewItem.objects.get(kind="question", key=ALPHA)
     assert item.due_on == timezone.localdate()
 
@@ -56,7 +56,7 @@ def test_same_rating_twice_is_stored_and_graded_once(client):
 def test_rating_without_htmx_goes_back_to_the_tier(client):
     response = rate(client, ALPHA, "senior", "partly", htmx=False)
     assert response.status_code == 302
-    assert response["Location"] == f"/q/{ALPHA}/senior/#self-rating"
+    assert response["Location"] == f"/q/{ALPHA}/senior/#self-rating-senior"
 
 
 def test_rating_an_unknown_tier_or_question_or_value_is_refused(client):

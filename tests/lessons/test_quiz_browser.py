@@ -140,3 +140,23 @@ def test_quiz_review_and_progress_pages_have_no_serious_accessibility_violations
     ):
         page.goto(f"{live_server_url}{path}")
         assert serious_violations(page) == [], path
+
+
+def test_rating_a_revealed_tier_as_missed_puts_the_question_on_the_review_page(
+    page, live_server_url
+):
+    question = all_questions()[-1]
+    page.goto(f"{live_server_url}/q/{question.slug}/basics/")
+    rating = page.locator("#self-rating-basics")
+    rating.get_by_role("button", name="Missed it").click()
+    expect(rating.get_by_role("status")).to_contain_text("Saved: missed it")
+    expect(rating.get_by_role("button", name="Missed it")).to_have_attribute("aria-pressed", "true")
+
+    page.goto(f"{live_server_url}/review/")
+    expect(page.locator(f'#due-questions [data-key="{question.slug}"]')).to_contain_text(
+        question.title
+    )
+    page.goto(f"{live_server_url}/progress/")
+    row = page.locator(f"#progress-{question.slug}")
+    expect(row).to_contain_text("Missed it (basics)")
+    expect(row).to_contain_text("basics")
