@@ -90,14 +90,39 @@ def ordered_keys(*, claim_keys: list[str], seed: int) -> list[str]:
     return keys
 
 
+def _round_robin(groups: list[list[str]], count: int) -> list[str]:
+    """Up to `count` keys taken one group at a time, so every group gets its turn."""
+    picked: list[str] = []
+    queues = [list(g) for g in groups if g]
+    while queues and len(picked) < count:
+        for queue in list(queues):
+            if len(picked) == count:
+                break
+            picked.append(queue.pop())
+            if not queue:
+                queues.remove(queue)
+    return picked
+
+
 def pick_mixed(*, claims: list[Claim], seed: int) -> list[str]:
-    """A sample of claims across questions, cost and hold mixed (see MIXED_COST)."""
+    """A sample of claims spread across the questions, cost and hold mixed (MIXED_COST)."""
     rng = random.Random(seed)
-    cost = [c.key for c in claims if not c.holds]
-    hold = [c.key for c in claims if c.holds]
-    return rng.sample(cost, min(MIXED_COST, len(cost))) + rng.sample(
-        hold, min(MIXED_HOLD, len(hold))
-    )
+    slugs = sorted({c.question_slug for c in claims})
+    rng.shuffle(slugs)
+
+    def groups(holds: bool) -> list[list[str]]:
+        result = []
+        for slug in slugs:
+            keys = [c.key for c in claims if c.question_slug == slug and c.holds == holds]
+            rng.shuffle(keys)
+            result.append(keys)
+        return result
+
+    cost = _round_robin(groups(False), MIXED_COST)
+    # Holds start where the cost claims stopped, so they come from the other questions first.
+    offset = MIXED_COST % len(slugs) if slugs else 0
+    hold_groups = groups(True)
+    return cost + _round_robin(hold_groups[offset:] + hold_groups[:offset], MIXED_HOLD)
 
 
 def attempt_start(*, learner: Learner, question_slug: str | None) -> QuizAttempt:
@@ -155,6 +180,8 @@ def attempt_review(*, learner: Learner, today: dt.date) -> QuizAttempt:
 
 def attempt_for(*, learner: Learner, attempt_id: int) -> QuizAttempt | None:
     """The learner's own attempt, or None: someone else's attempt looks like a missing one."""
+    if not 0 < attempt_id < 2**63:  # SQLite integers are 64-bit; a longer id is simply missing
+        return None
     return QuizAttempt.objects.filter(pk=attempt_id, learner=learner).first()
 
 

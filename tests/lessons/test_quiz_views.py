@@ -188,3 +188,8 @@ def test_review_quiz_holds_the_claims_due_today(client):
     review_attempt = int(response["Location"].rstrip("/").split("/")[-1])
     assert shown_claims(client, review_attempt) == [f"{ALPHA}:cost-1"]
     assert client_learner(client).quiz_attempts.count() == 2
+
+
+def test_an_attempt_number_too_big_for_the_database_is_a_404_not_a_500(client):
+    assert client.get(f"/quiz/a/{2**70}/").status_code == 404
+    assert answer(client, 2**64, f"{ALPHA}:cost-1", "costs").status_code == 404
