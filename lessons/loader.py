@@ -341,20 +341,24 @@ def compose_file(path: Path) -> tuple[Node | None, list[Problem]]:
 
 def check_file(path: Path) -> tuple[Question | None, list[Problem]]:
     """One file on its own: the Question if it is sound, and every problem found."""
+    question, problems, _ = _check(Path(path))
+    return question, problems
+
+
+def _check(path: Path) -> tuple[Question | None, list[Problem], Node | None]:
     root, problems = compose_file(path)
     if root is None:
-        return None, problems
-    check = _FileCheck(Path(path))
+        return None, problems, None
+    check = _FileCheck(path)
     question = check.question(root)
     seen: dict[str, int] = {}
     for claim_id, line in _claim_id_lines(root):
         if claim_id in seen:
             check.problem(line, f"duplicate claim id {claim_id!r} (first on line {seen[claim_id]})")
-            question = None
         else:
-            seen.setdefault(claim_id, line)
+            seen[claim_id] = line
     check.problems.sort(key=lambda p: p.line)
-    return (question if not check.problems else None), check.problems
+    return (question if not check.problems else None), check.problems, root
 
 
 def _slug_and_order_lines(root: Node) -> dict[str, int]:
@@ -383,9 +387,9 @@ def check_files(paths: list[Path]) -> Checked:
     by_slug: dict[str, Question] = {}
     by_order: dict[int, Question] = {}
     for path in sorted(Path(p) for p in paths):
-        question, found = check_file(path)
+        question, found, root = _check(path)
         if question is not None:
-            lines = _slug_and_order_lines(compose_file(path)[0])
+            lines = _slug_and_order_lines(root)
             shown = display_path(path)
             first = by_slug.get(question.slug)
             if first is not None:
