@@ -3,6 +3,7 @@ render; htmx requests get the named partial of the same template."""
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from lessons.catalog import all_questions, catalog_problems, get_question
@@ -63,7 +64,12 @@ def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
         )
     reveal_record(learner=learner_for_request(request), slug=q.slug, tier=tier)
     context = question_context(q, revealed_upto=tier)
-    if request.htmx:
+    # htmx restoring history it has no snapshot for asks for the whole page, not a partial.
+    if request.htmx and not request.htmx.history_restore_request:
         context["tier"] = context["revealed"][-1]
-        return render(request, "lessons/question.html#tier", context)
-    return render(request, "lessons/question.html", context)
+        response = render(request, "lessons/question.html#tier", context)
+    else:
+        response = render(request, "lessons/question.html", context)
+    # One URL, two bodies: caches (and the back button) must keep them apart.
+    patch_vary_headers(response, ("HX-Request",))
+    return response

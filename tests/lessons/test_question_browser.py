@@ -108,3 +108,18 @@ def test_printing_shows_revealed_answers_without_controls(page, fixture_lessons_
     expect(page.locator(".shortcuts")).to_be_hidden()
     pdf = page.pdf(format="A4")
     assert pdf[:4] == b"%PDF"
+
+
+def test_back_button_after_a_reveal_returns_to_the_whole_page(page, fixture_lessons_url):  # noqa: F811
+    page.goto(f"{fixture_lessons_url}/q/fixture-acks-late/")
+    page.get_by_role("link", name="Reveal basics").click()
+    expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-acks-late/basics/")
+
+    page.go_back()
+
+    expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-acks-late/")
+    expect(page.get_by_role("heading", level=1)).to_have_text("When does acks_late help?")
+    expect(page.get_by_role("link", name="Reveal basics")).to_be_visible()
+
+    page.reload()
+    expect(page.get_by_role("heading", level=1)).to_have_text("When does acks_late help?")

@@ -187,3 +187,17 @@ def test_a_question_in_a_broken_file_is_404_with_the_reason(client, lesson_dir):
     html = _html(response)
     assert "There is no question “fixture-acks-late”." in html
     assert "02-fixture-acks-late.yaml:9: frequency: unknown frequency" in html
+
+
+def test_htmx_history_restore_gets_the_whole_page(client):
+    response = client.get(
+        reverse("lessons:tier", args=["fixture-countdown", "basics"]),
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_HISTORY_RESTORE_REQUEST="true",
+    )
+    assert "<html" in _html(response)
+
+
+def test_tier_responses_vary_on_htmx_so_caches_keep_page_and_partial_apart(client):
+    response = client.get(reverse("lessons:tier", args=["fixture-countdown", "basics"]))
+    assert "HX-Request" in response["Vary"]
