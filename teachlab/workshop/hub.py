@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
 # events in a second or two, and one frame per event per phone would swamp the server.
 RUN_BATCH_SECONDS = 0.15
+# The lab publishes an event, then stores it: wait this long after joining a run's group
+# before reading the stored events, so none falls between the two.
+CATCH_UP_SECONDS = 0.4
 
 
 class Member(Protocol):
@@ -41,6 +44,9 @@ class RoomHub:
         self.run_group: str | None = None
         self.pending: list[str] = []
         self.flusher: asyncio.Task | None = None
+        self.held: list[dict] | None = None  # live events held while catching up
+        self.seen_seq = 0
+        self.catch_up: asyncio.Task | None = None
 
     async def start(self, run_id: str = "") -> None:
         self.channel = await self.layer.new_channel()
@@ -54,8 +60,9 @@ class RoomHub:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-        if self.flusher is not None:
-            self.flusher.cancel()
+        for task in (self.flusher, self.catch_up):
+            if task is not None:
+                task.cancel()
         if self.channel is not None:
             await self.layer.group_discard(self.group, self.channel)
             if self.run_group:
@@ -71,7 +78,20 @@ class RoomHub:
         if self.run_group:
             await self.layer.group_discard(self.run_group, self.channel)
         self.run_group = group
+        self.held, self.seen_seq, self.pending = [], 0, []
         await self.layer.group_add(group, self.channel)
+        self.catch_up = asyncio.create_task(self.catch_up_with(run_id))
+
+    async def catch_up_with(self, run_id: str) -> None:
+        """Show every screen the run so far from the stored events, then continue live."""
+        await asyncio.sleep(CATCH_UP_SECONDS)
+        html, last_seq = await database_sync_to_async(live_snapshot)(
+            room_id=self.room_id, run_id=run_id
+        )
+        held, self.held, self.seen_seq = self.held or [], None, last_seq
+        await self.fan_out(participant=html, presenter=html)
+        for message in held:
+            self.take_event(message)
 
     async def pump(self) -> None:
         while True:
@@ -94,16 +114,25 @@ class RoomHub:
                 presenter=message.get("presenter") or "",
                 close=bool(message.get("close")),
             )
-        elif kind == "lab.event" and message.get("html"):
-            self.pending.append(message["html"])
-            if self.flusher is None or self.flusher.done():
-                self.flusher = asyncio.create_task(self.flush_later())
+        elif kind == "lab.event":
+            if self.held is not None:
+                self.held.append(message)
+            else:
+                self.take_event(message)
         elif kind == "lab.done":
             await database_sync_to_async(run_done)(
                 room_id=self.room_id,
                 run_id=str(message.get("run") or ""),
                 summary=message.get("summary"),
             )
+
+    def take_event(self, message: dict) -> None:
+        seq = (message.get("event") or {}).get("seq") or 0
+        if not message.get("html") or (seq and seq <= self.seen_seq):
+            return  # already in the snapshot the screens were sent
+        self.pending.append(message["html"])
+        if self.flusher is None or self.flusher.done():
+            self.flusher = asyncio.create_task(self.flush_later())
 
     async def flush_later(self) -> None:
         await asyncio.sleep(RUN_BATCH_SECONDS)
@@ -122,6 +151,18 @@ class RoomHub:
                     await member.hub_push(html, close=close)
                 except Exception:  # noqa: BLE001 - a socket that went away mid-send
                     log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
+
+
+def live_snapshot(*, room_id: int, run_id: str) -> tuple[str, int]:
+    """The room's live run section from stored events, and the last event it includes."""
+    from teachlab.workshop import fragments
+    from teachlab.workshop.models import Room
+
+    room = Room.objects.get(pk=room_id)
+    ctx = fragments.room_context(room, live=True)
+    picture = ctx.get("picture")
+    last = getattr(picture, "last_seq", None) or 0
+    return fragments.render_parts(fragments.PARTICIPANT, ["live"], ctx), int(last)
 
 
 def run_done(*, room_id: int, run_id: str, summary: dict | None) -> None:

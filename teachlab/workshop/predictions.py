@@ -177,7 +177,7 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
 def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool:
     """Store what the run showed and tell the room; True when this call stored it."""
     from teachlab.lab.models import Run
-    from teachlab.lab.runs import run_summary
+    from teachlab.lab.runs import run_settle, run_summary
 
     if shared.observed is not None or not shared.run_id:
         return False
@@ -185,12 +185,17 @@ def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool
         run = Run.objects.filter(pk=shared.run_id).first()
         if run is None:
             return False
+        run = run_settle(run)  # the monitor does this too; here for a room without one
+        if run.status == Run.Status.RUNNING:
+            raise WorkshopError("The run is still going: wait for its last receipts.")
         summary = run_summary(run)
     observed = int(round(float(summary.get(shared.metric) or 0)))
     stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(observed=observed)
     if stored:
         shared.observed = observed
-        broadcast.run_changed(room=shared.room)
+        room = Room.objects.get(pk=shared.room_id)
+        if room.shared_run_id == shared.pk:  # the room may have moved on to another run
+            broadcast.run_changed(room=room)
     return bool(stored)
 
 

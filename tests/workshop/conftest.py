@@ -99,3 +99,30 @@ def question():
         if q.claims_cost and q.claims_hold:
             return q
     pytest.fail("no lesson question with claims; lessons/content is empty")
+
+
+@pytest.fixture(scope="session")
+def room_lab(live_server_url):
+    """Real redis-short workers and the lab monitor (which settles runs and says so), on the
+    session's private Redis and file database, for rooms that fire a shared run."""
+    import subprocess
+    import sys
+
+    from tests.lab.workerpool import LabWorkers
+    from tests.stack import BASE_DIR, test_env
+
+    workers = LabWorkers(["redis-short"])
+    monitor = subprocess.Popen(
+        [sys.executable, "manage.py", "lab", "monitor"],
+        cwd=BASE_DIR,
+        env=test_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        workers.start(timeout=90)
+        yield workers
+    finally:
+        monitor.terminate()
+        monitor.wait(timeout=10)
+        workers.stop()

@@ -72,8 +72,8 @@ def _connected(page: Page) -> None:
     )
 
 
-def test_a_room_joins_by_code_follows_the_instructor_votes_and_sees_the_reveal(
-    browser, live_server_url
+def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
+    browser, live_server_url, room_lab
 ):
     base = live_server_url
     teacher = _instructor(browser, base)
@@ -129,6 +129,27 @@ def test_a_room_joins_by_code_follows_the_instructor_votes_and_sees_the_reveal(
     people[2].reload()
     expect(people[2].locator(".who .nick")).to_have_text("Chidi")
     expect(people[2].locator("#ws-claim")).to_have_attribute("data-state", "revealed")
+
+    # A shared run: the room predicts, the presenter sees the spread, every screen watches.
+    teacher.locator("details.run-open").evaluate("d => d.open = true")
+    teacher.select_option("#run-lane", "redis-short")
+    teacher.fill("#run-count", "3")
+    teacher.fill("#run-countdown", "1")
+    teacher.select_option("#run-metric", "receipts")
+    teacher.click("form.run-form button[type=submit]")
+    for page, guess in zip(people, ("3", "6", "9"), strict=True):
+        expect(page.locator("#ws-run")).to_have_attribute("data-state", "open")
+        page.fill("#pred-value", guess)
+        page.click("form.predict button[type=submit]")
+        expect(page.locator("#ws-myprediction")).to_contain_text(f"Your prediction: {guess}")
+    expect(teacher.locator("#ws-spread")).to_contain_text("3 predictions: from 3 to 9, median 6")
+    teacher.click("button.fire-btn")
+    for page in [teacher, *people]:
+        expect(page.locator("#ws-run")).to_have_attribute("data-state", re.compile("fired|done"))
+        expect(page.locator("#receipts-body tr")).to_have_count(3, timeout=20_000)
+    for page in [teacher, *people]:
+        expect(page.locator("#ws-outcome .observed")).to_have_text("3", timeout=30_000)
+        expect(page.locator("#ws-outcome .closest")).to_contain_text("Ana")
 
     # The results page and the join page pass the same scan.
     teacher.goto(f"{base}/workshop/r/{code}/results/")
