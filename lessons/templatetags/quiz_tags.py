@@ -3,7 +3,7 @@ the lesson pages drop under each revealed tier."""
 
 from django import template
 from django.utils import timezone
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from lessons.catalog import get_question
 from lessons.learners import SESSION_KEY
@@ -54,3 +54,13 @@ def days_from_today(day) -> str:
     if days <= 0:
         return "today"
     return "tomorrow" if days == 1 else f"in {days} days"
+
+
+@register.filter
+def inline_markdown(text: str) -> SafeString:
+    """A one-line claim (with `code` and *emphasis*) as HTML that fits inside a sentence or a
+    <legend>: the paragraph lessons/rendering.py wraps it in is dropped."""
+    html = str(render_markdown(text or "")).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        html = html[3:-4]
+    return mark_safe(html)  # noqa: S308 - render_markdown has sanitised it with nh3
