@@ -17,6 +17,18 @@
     return Date.now() / 1000 - t0;
   }
 
+  var axisSpan = null;
+  function drawAxis(timeline) {
+    // Ticks every 5, 10, 30 or 60 s, whichever gives about eight across.
+    var axis = timeline.querySelector(".tl-axis");
+    if (!axis || axisSpan === span) return;
+    axisSpan = span;
+    var step = [1, 2, 5, 10, 30, 60, 120, 300, 600].find(function (s) { return span / s <= 8; }) || 1800;
+    var html = "";
+    for (var t = 0; t < span; t += step) html += '<span style="--at:' + t + '">' + t + " s</span>";
+    axis.innerHTML = html;
+  }
+
   function tick() {
     var n = now();
     var timeline = live.querySelector(".timeline");
@@ -24,11 +36,12 @@
       if (n > span * 0.95) { span = Math.ceil(n * 1.25); }
       timeline.style.setProperty("--span", span);
       timeline.style.setProperty("--now", n.toFixed(2));
+      drawAxis(timeline);
     }
     live.querySelectorAll(".tl-hold.open").forEach(function (el) {
       el.style.setProperty("--end", n.toFixed(2));
     });
-    live.querySelectorAll(".wait").forEach(function (li) {
+    live.querySelectorAll(".wait:not(.done)").forEach(function (li) {
       var eta = parseFloat(li.dataset.eta) - t0;
       var left = Math.max(0, eta - n);
       var bar = li.querySelector("progress");

@@ -17,6 +17,11 @@ from teachlab.lab.fragments import TEMPLATE, picture_from, render_event_html
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 CLOSE_NOT_YOURS = 4403
+DONE_TEXT = {
+    "done": "Run finished: every copy has settled.",
+    "timed_out": "Run timed out with copies still unsettled (a crashed worker holds them?).",
+    "failed": "The run failed while publishing; see your runs list.",
+}
 FILL_DELAY = 1.0  # seconds; a worker stores its events within a few hundred ms of publishing
 
 
@@ -199,7 +204,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         context["prediction"] = summary.get("prediction", self.run.prediction)
         html = render_to_string(f"{TEMPLATE}#counters", context)
         html += render_to_string(f"{TEMPLATE}#prediction", context)
-        html += self._status(f"Run {summary.get('status', 'finished')}: no copy left pending.")
+        html += self._status(DONE_TEXT.get(summary.get("status"), "The run is over."))
         await self.send(text_data=html)
 
     async def lab_broker(self, message: dict) -> None:
