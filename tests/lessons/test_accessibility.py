@@ -8,7 +8,6 @@ from axe_playwright_python.sync_playwright import Axe
 
 from lessons.catalog import load_catalog
 from lessons.loader import lesson_dir
-from tests.lessons.browser_server import fixture_lessons_url  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.browser
 
@@ -26,12 +25,12 @@ def open_everything(page) -> None:
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
 
 
-def test_index_has_no_serious_accessibility_violations(page, fixture_lessons_url):  # noqa: F811
+def test_index_has_no_serious_accessibility_violations(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/")
     assert serious_violations(page) == []
 
 
-def test_question_with_every_tier_revealed_has_no_serious_violations(page, fixture_lessons_url):  # noqa: F811
+def test_question_with_every_tier_revealed_has_no_serious_violations(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/q/fixture-countdown/")
     page.get_by_role("button", name="Answer out loud (20 s)").click()
     for tier in ("basics", "solid", "senior"):
@@ -41,7 +40,7 @@ def test_question_with_every_tier_revealed_has_no_serious_violations(page, fixtu
     assert serious_violations(page) == []
 
 
-def test_not_found_page_has_no_serious_violations(page, fixture_lessons_url):  # noqa: F811
+def test_not_found_page_has_no_serious_violations(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/q/no-such-question/")
     assert serious_violations(page) == []
 

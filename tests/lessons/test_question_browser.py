@@ -7,7 +7,6 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import ARTIFACTS
-from tests.lessons.browser_server import fixture_lessons_url  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.browser
 
@@ -16,7 +15,7 @@ SOLID_TEXT = "The worker reserves the message immediately"
 SENIOR_TEXT = "The options side by side"
 
 
-def test_walk_one_question_from_prompt_to_senior_tier(page, fixture_lessons_url):  # noqa: F811
+def test_walk_one_question_from_prompt_to_senior_tier(page, fixture_lessons_url):
     base = fixture_lessons_url
     page.goto(f"{base}/")
     page.get_by_role("link", name="Where does a countdown task wait?").click()
@@ -71,7 +70,7 @@ def test_walk_one_question_from_prompt_to_senior_tier(page, fixture_lessons_url)
     expect(card.locator(".tier-chip.is-revealed")).to_have_count(3)
 
 
-def test_shortcuts_move_between_questions(page, fixture_lessons_url):  # noqa: F811
+def test_shortcuts_move_between_questions(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/q/fixture-countdown/")
     page.keyboard.press("n")
     expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-acks-late/")
@@ -79,7 +78,7 @@ def test_shortcuts_move_between_questions(page, fixture_lessons_url):  # noqa: F
     expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-countdown/")
 
 
-def test_question_fits_a_phone_screen_with_every_tier_open(browser, fixture_lessons_url):  # noqa: F811
+def test_question_fits_a_phone_screen_with_every_tier_open(browser, fixture_lessons_url):
     context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
     page = context.new_page()
     try:
@@ -97,7 +96,7 @@ def test_question_fits_a_phone_screen_with_every_tier_open(browser, fixture_less
         context.close()
 
 
-def test_printing_shows_revealed_answers_without_controls(page, fixture_lessons_url):  # noqa: F811
+def test_printing_shows_revealed_answers_without_controls(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/q/fixture-countdown/solid/")
     page.emulate_media(media="print")
 
@@ -110,7 +109,7 @@ def test_printing_shows_revealed_answers_without_controls(page, fixture_lessons_
     assert pdf[:4] == b"%PDF"
 
 
-def test_back_button_after_a_reveal_returns_to_the_whole_page(page, fixture_lessons_url):  # noqa: F811
+def test_back_button_after_a_reveal_returns_to_the_whole_page(page, fixture_lessons_url):
     page.goto(f"{fixture_lessons_url}/q/fixture-acks-late/")
     page.get_by_role("link", name="Reveal basics").click()
     expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-acks-late/basics/")

@@ -1,5 +1,6 @@
-"""A daphne server over the fixture lessons, shared by the lesson browser tests: the walk
-and the accessibility scan then see the same two known questions whatever content exists."""
+"""Fixtures of the lesson tests. `fixture_lessons_url`: one daphne server over the fixture
+lessons, shared by the lesson browser tests so the walk and the accessibility scan see the same
+two known questions whatever is in lessons/content/."""
 
 from __future__ import annotations
 
