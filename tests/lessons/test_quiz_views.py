@@ -193,3 +193,8 @@ def test_review_quiz_holds_the_claims_due_today(client):
 def test_an_attempt_number_too_big_for_the_database_is_a_404_not_a_500(client):
     assert client.get(f"/quiz/a/{2**70}/").status_code == 404
     assert answer(client, 2**64, f"{ALPHA}:cost-1", "costs").status_code == 404
+
+
+def test_question_page_offers_its_quiz(client):
+    html = client.get(f"/q/{ALPHA}/").content.decode()
+    assert 'action="/quiz/start/"' in html and f'name="question" value="{ALPHA}"' in html
