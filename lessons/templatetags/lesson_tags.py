@@ -16,3 +16,9 @@ def markdown_filter(text: str):
 @register.filter(name="highlight")
 def highlight_filter(code: str, language: str = "text"):
     return highlight_code(str(code or ""), language)
+
+
+@register.filter
+def spoken(value: str) -> str:
+    """A schema value as words: "very-often" reads "very often"."""
+    return str(value or "").replace("-", " ")
