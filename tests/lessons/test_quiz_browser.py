@@ -161,3 +161,35 @@ def test_rating_a_revealed_tier_as_missed_puts_the_question_on_the_review_page(
     row = page.locator(f"#progress-{question.slug}")
     expect(row).to_contain_text("Missed it (basics)")
     expect(row).to_contain_text("basics")
+
+
+def test_simultaneous_submits_of_one_item_count_once(page, live_server_url):
+    """Four POSTs of the same item at once, two saying each answer, through the real server:
+    all get an answer back, one is stored, and the page counts one."""
+    question = all_questions()[0]
+    page.goto(f"{live_server_url}/quiz/")
+    page.get_by_role("button", name=f"Quiz me on “{question.title}”").click()
+    expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+    key = page.locator("#item-1").get_attribute("data-key")
+    statuses = page.evaluate(
+        """async ([url, key]) => {
+            const token = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+            const send = (answer) => {
+                const body = new FormData();
+                body.append("claim", key);
+                body.append("answer", answer);
+                return fetch(url, {method: "POST", body,
+                    headers: {"X-CSRFToken": token, "HX-Request": "true"}}).then(r => r.status);
+            };
+            return Promise.all([send("costs"), send("holds"), send("costs"), send("holds")]);
+        }""",
+        [page.url + "answer/", key],
+    )
+    assert statuses == [200, 200, 200, 200]
+    page.reload()
+    expect(page.locator("#quiz-tally")).to_contain_text(f"Answered 1 of {len(question.claims)}")
+    expect(page.locator("li.quiz-item.is-answered")).to_have_count(1)
+    page.goto(f"{live_server_url}/progress/")
+    expect(page.locator(f"#progress-{question.slug}")).to_contain_text(
+        re.compile(r"Quiz accuracy\s*(0|100)% \((0|1) of 1\)")
+    )
