@@ -193,3 +193,26 @@ def test_simultaneous_submits_of_one_item_count_once(page, live_server_url):
     expect(page.locator(f"#progress-{question.slug}")).to_contain_text(
         re.compile(r"Quiz accuracy\s*(0|100)% \((0|1) of 1\)")
     )
+
+
+def test_refused_and_failed_answers_show_a_clear_message_on_the_quiz_page(page, live_server_url):
+    first, other = all_questions()[0], all_questions()[1]
+    page.goto(f"{live_server_url}/quiz/")
+    page.get_by_role("button", name=f"Quiz me on “{first.title}”").click()
+    expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+    problem = page.locator("#quiz-problem")
+
+    # A claim from another question, as a tampered form would send it: a 400 fragment.
+    page.locator("#item-1 input[name=claim]").evaluate(
+        "(input, key) => { input.value = key; }", other.claims[0].key
+    )
+    page.locator("#item-1").get_by_role("button", name="Holds up").click()
+    expect(problem).to_have_text("That claim is not part of this quiz attempt.")
+
+    # A stale CSRF token (say, a session that expired): Django's 403, still explained.
+    page.evaluate("""() => document.body.setAttribute("hx-headers", '{"X-CSRFToken": "stale"}')""")
+    page.locator("#item-2 input[name=csrfmiddlewaretoken]").evaluate("i => i.remove()")
+    page.locator("#item-2").get_by_role("button", name="Holds up").click()
+    expect(problem).to_contain_text("did not go through (error 403)")
+    page.reload()
+    expect(page.locator("li.quiz-item.is-answered")).to_have_count(0)
