@@ -126,15 +126,19 @@ class ParticipantSocket(RoomSocket):
     def act(self, frame: Frame) -> str:
         seat = self.seat()
         if frame.action == "vote":
-            votes.vote_cast(
+            vote = votes.vote_cast(
                 seat=seat, round_id=frame.fields["round"], choice=frame.fields["choice"]
             )
-            return fragments.participant_html(seat.room, ["myvote", "error"], seat=seat)
+            # The voter's own confirmation: a small context, not the whole room's.
+            return fragments.render_parts(
+                fragments.PARTICIPANT, ["myvote", "error"], {"my_vote": vote}
+            )
         if frame.action == "predict":
-            predictions.prediction_make(
+            guess = predictions.prediction_make(
                 seat=seat, shared_run_id=frame.fields["run"], value=frame.fields["value"]
             )
-            return fragments.participant_html(seat.room, ["myprediction", "error"], seat=seat)
+            ctx = {"my_prediction": guess, "shared": guess.shared_run}
+            return fragments.render_parts(fragments.PARTICIPANT, ["myprediction", "error"], ctx)
         raise WorkshopError("Unknown action.")
 
 

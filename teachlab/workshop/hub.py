@@ -22,9 +22,9 @@ log = logging.getLogger(__name__)
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
 # events in a second or two, and one frame per event per phone would swamp the server.
 RUN_BATCH_SECONDS = 0.15
-# The lab publishes an event, then stores it: wait this long after joining a run's group
-# before reading the stored events, so none falls between the two.
-CATCH_UP_SECONDS = 0.4
+# The lab publishes an event, then stores it: this long after joining a run's group the
+# hub redraws the run from the stored events, so none published before the join is missed.
+CATCH_UP_SECONDS = 0.3
 
 
 class Member(Protocol):
@@ -44,7 +44,7 @@ class RoomHub:
         self.run_group: str | None = None
         self.pending: list[str] = []
         self.flusher: asyncio.Task | None = None
-        self.held: list[dict] | None = None  # live events held while catching up
+        self.catching: list[dict] | None = None  # live events seen while catching up
         self.seen_seq = 0
         self.catch_up: asyncio.Task | None = None
 
@@ -78,19 +78,25 @@ class RoomHub:
         if self.run_group:
             await self.layer.group_discard(self.run_group, self.channel)
         self.run_group = group
-        self.held, self.seen_seq, self.pending = [], 0, []
+        self.catching, self.seen_seq, self.pending = [], 0, []
         await self.layer.group_add(group, self.channel)
         self.catch_up = asyncio.create_task(self.catch_up_with(run_id))
 
     async def catch_up_with(self, run_id: str) -> None:
-        """Show every screen the run so far from the stored events, then continue live."""
+        """Redraw the run from its stored events, then replay what came live meanwhile.
+
+        Live events go out at once all along; the redraw adds any published before the hub
+        joined the group, and live ones it does not hold yet (not stored in time) are sent
+        again after it.
+        """
         await asyncio.sleep(CATCH_UP_SECONDS)
         html, last_seq = await database_sync_to_async(live_snapshot)(
             room_id=self.room_id, run_id=run_id
         )
-        held, self.held, self.seen_seq = self.held or [], None, last_seq
+        await self.flush()
+        caught, self.catching, self.seen_seq = self.catching or [], None, last_seq
         await self.fan_out(participant=html, presenter=html)
-        for message in held:
+        for message in caught:
             self.take_event(message)
 
     async def pump(self) -> None:
@@ -115,10 +121,9 @@ class RoomHub:
                 close=bool(message.get("close")),
             )
         elif kind == "lab.event":
-            if self.held is not None:
-                self.held.append(message)
-            else:
-                self.take_event(message)
+            if self.catching is not None:
+                self.catching.append(message)
+            self.take_event(message)
         elif kind == "lab.done":
             await database_sync_to_async(run_done)(
                 room_id=self.room_id,

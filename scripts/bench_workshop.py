@@ -1,0 +1,431 @@
+#!/usr/bin/env python
+"""Benchmark a workshop room: N participant WebSockets in one room through a follow, a claim
+vote and a shared lab run, against a running stack (not a test).
+
+For every broadcast it reports how long until each client holds it (p50, p95, max over
+clients), and the server's CPU and memory (psutil on the daphne process).
+
+Run it with the same TEACHLAB_* environment as the stack (it creates the room, the seats and
+an instructor session in that database), for example:
+
+    scripts/run &                                   # or any running stack
+    .venv/bin/python scripts/bench_workshop.py --url http://127.0.0.1:8000 --clients 300 --tasks 200
+
+The clients are one asyncio process on the same machine as the server, so their own CPU
+competes with the server's; the script prints its own CPU use beside the server's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import statistics
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+import psutil  # noqa: E402
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.test import Client as HttpClient  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+
+from lessons.catalog import all_questions  # noqa: E402
+from teachlab.workshop import rooms  # noqa: E402
+from teachlab.workshop.models import ClaimRound, Room, Seat  # noqa: E402
+
+SEQ = re.compile(r'data-seq="(\d+)"')
+# What each broadcast looks like in a frame: (marker name, substrings that must all appear).
+MARKERS = {
+    "follow": ('id="ws-stage"', 'data-tier="solid"'),
+    "claim": ('id="ws-claim"', 'data-state="open"'),
+    "vote-ack": ('id="ws-myvote"', "Your vote: <strong>"),
+    "reveal": ('id="ws-claim"', 'data-state="revealed"'),
+    "run-open": ('id="ws-run"', 'data-state="open"'),
+    "predict-ack": ('id="ws-myprediction"', "Your prediction: <strong>"),
+    "fire": ('id="ws-run"', 'data-state="fired"'),
+    "outcome": ('id="ws-outcome"', 'class="observed"'),
+}
+
+
+@dataclass
+class Participant:
+    name: str
+    ws: object = None
+    marks: dict[str, float] = field(default_factory=dict)
+    sent: dict[str, float] = field(default_factory=dict)
+    seqs: dict[int, float] = field(default_factory=dict)
+    frames: int = 0
+    bytes: int = 0
+    error: str = ""
+    watch: str = ""  # one more substring to time (the presenter's "N of N answered")
+
+    async def read(self) -> None:
+        try:
+            async for frame in self.ws:
+                now = time.time()
+                self.frames += 1
+                self.bytes += len(frame)
+                for name, needles in MARKERS.items():
+                    if name not in self.marks and all(n in frame for n in needles):
+                        self.marks[name] = now
+                if self.watch and "watch" not in self.marks and self.watch in frame:
+                    self.marks["watch"] = now
+                if "data-seq" in frame:
+                    for seq in SEQ.findall(frame):
+                        self.seqs.setdefault(int(seq), now)
+        except Exception as exc:  # noqa: BLE001 - a dropped client shows up as missing marks
+            self.error = repr(exc)
+
+
+class Sampler(threading.Thread):
+    """The server process's CPU and memory, sampled while a phase runs."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.proc = psutil.Process(pid)
+        self.me = psutil.Process()
+        self.rss_peak = 0
+        self.stop_flag = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop_flag.is_set():
+            try:
+                self.rss_peak = max(self.rss_peak, self.proc.memory_info().rss)
+            except psutil.Error:
+                return
+            time.sleep(0.1)
+
+    def cpu(self) -> tuple[float, float]:
+        a, b = self.proc.cpu_times(), self.me.cpu_times()
+        return a.user + a.system, b.user + b.system
+
+
+def server_pid(port: int) -> int:
+    for conn in psutil.net_connections(kind="tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+            return conn.pid
+    sys.exit(f"no process listens on port {port}: start the stack first (scripts/run)")
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+    return values[k]
+
+
+def setup(n: int):
+    """A staff instructor, a room and n seats, straight in the stack's database."""
+    user, _ = get_user_model().objects.get_or_create(username="bench-instructor")
+    user.is_staff = True
+    user.save()
+    room = rooms.room_create(instructor=user, title=f"Benchmark {time.strftime('%H:%M:%S')}")
+    Seat.objects.bulk_create(
+        Seat(room=room, nickname=f"p{i:03d}", nickname_key=f"p{i:03d}") for i in range(n)
+    )
+    http = HttpClient()
+    http.force_login(user)
+    question = next(q for q in all_questions() if q.claims)
+    seats = list(Seat.objects.filter(room=room).values_list("nickname", "token"))
+    return room, http.cookies["sessionid"].value, question, seats
+
+
+def presenter_post(url: str, code: str, session: str, action: str, fields: dict) -> None:
+    """A presenter's htmx POST, as the browser sends it (session cookie and CSRF token)."""
+    page = f"{url}/workshop/r/{code}/present/"
+    request = urllib.request.Request(page, headers={"Cookie": f"sessionid={session}"})  # noqa: S310
+    with urllib.request.urlopen(request) as response:  # noqa: S310 - the stack's own URL
+        body = response.read().decode()
+    csrf = re.search(r'"X-CSRFToken": "([^"]+)"', body).group(1)
+    cookie = response.headers.get_all("Set-Cookie") or []
+    csrf_cookie = next(
+        (c.split(";")[0].split("=", 1)[1] for c in cookie if c.startswith("csrftoken=")), csrf
+    )
+    request = urllib.request.Request(  # noqa: S310 - http(s) only, checked in main()
+        f"{url}/workshop/r/{code}/{action}/",
+        data=urllib.parse.urlencode(fields).encode(),
+        headers={
+            "Cookie": f"sessionid={session}; csrftoken={csrf_cookie}",
+            "X-CSRFToken": csrf,
+            "HX-Request": "true",
+            "Referer": page,
+        },
+    )
+    with urllib.request.urlopen(request) as response:  # noqa: S310
+        answer = response.read().decode()
+    refused = re.search(r'id="ws-error"[^>]*>([^<]+)<', answer)
+    if refused:
+        sys.exit(f"the server refused the {action}: {refused.group(1)}")
+
+
+async def open_socket(url: str, path: str, cookie: str):
+    ws_url = url.replace("http", "ws", 1) + path
+    return await connect(
+        ws_url,
+        origin=url,
+        additional_headers={"Cookie": cookie},
+        max_size=None,
+        open_timeout=60,
+        ping_interval=None,
+        compression=None,
+    )
+
+
+async def wait_marks(clients: list[Participant], name: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if all(name in c.marks for c in clients):
+            return
+        await asyncio.sleep(0.02)
+
+
+def row(name: str, latencies: list[float], total: int) -> str:
+    ms = [x * 1000 for x in latencies]
+    got = len(latencies)
+    return (
+        f"| {name} | {got}/{total} | {pct(ms, 0.5):.0f} | {pct(ms, 0.95):.0f} | "
+        f"{max(ms) if ms else float('nan'):.0f} |"
+    )
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", default="http://127.0.0.1:8000")
+    ap.add_argument("--clients", type=int, default=300)
+    ap.add_argument("--tasks", type=int, default=200)
+    ap.add_argument("--lane", default="redis-short")
+    ap.add_argument("--countdown", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=120)
+    args = ap.parse_args()
+    if not args.url.startswith(("http://", "https://")):
+        sys.exit("--url must be an http:// or https:// address")
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, args.clients * 2 + 256))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    port = int(args.url.rsplit(":", 1)[1].split("/")[0])
+    pid = server_pid(port)
+    sampler = Sampler(pid)
+    sampler.start()
+
+    room, session, question, seats = await sync_to_async(setup)(args.clients)
+    print(f"room {room.code}: {len(seats)} seats, server pid {pid}", flush=True)
+
+    t = time.monotonic()
+    clients = [Participant(name) for name, _ in seats]
+    cookie_name = rooms.seat_cookie_name(room.code)
+
+    async def join(client: Participant, token: str) -> None:
+        client.ws = await open_socket(
+            args.url, f"/ws/workshop/{room.code}/", f"{cookie_name}={token}"
+        )
+
+    # Connect in waves so the listen backlog is not the thing being measured.
+    for i in range(0, len(clients), 50):
+        await asyncio.gather(
+            *(
+                join(c, tok)
+                for c, (_, tok) in zip(clients[i : i + 50], seats[i : i + 50], strict=True)
+            )
+        )
+    readers = [asyncio.create_task(c.read()) for c in clients]
+    presenter = Participant("presenter")
+    presenter.ws = await open_socket(
+        args.url, f"/ws/workshop/{room.code}/present/", f"sessionid={session}"
+    )
+    readers.append(asyncio.create_task(presenter.read()))
+    print(f"{len(clients)} clients connected in {time.monotonic() - t:.1f} s", flush=True)
+    await asyncio.sleep(2)  # let every first frame (the room's state) arrive
+
+    results: list[str] = []
+    cpu_rows: list[str] = []
+
+    async def phase(name: str, action, marker: str, *, per_client_start: bool = False):
+        s0, b0 = sampler.cpu()
+        w0 = time.time()
+        t0 = time.time()
+        await action()
+        await wait_marks(clients, marker, args.timeout)
+        t1 = time.time()
+        s1, b1 = sampler.cpu()
+        if per_client_start:
+            lat = [c.marks[marker] - c.sent[marker] for c in clients if marker in c.marks]
+        else:
+            lat = [c.marks[marker] - t0 for c in clients if marker in c.marks]
+        results.append(row(name, lat, len(clients)))
+        wall = max(t1 - w0, 1e-6)
+        cpu_rows.append(
+            f"| {name} | {t1 - w0:.2f} | {100 * (s1 - s0) / wall:.0f}% | {100 * (b1 - b0) / wall:.0f}% |"
+        )
+        print(results[-1], flush=True)
+
+    async def presenter_send(**frame) -> None:
+        await presenter.ws.send(json.dumps(frame))
+
+    await phase(
+        "follow: tier change on every screen",
+        lambda: presenter_send(action="drive", question=question.slug, tier="solid"),
+        "follow",
+    )
+    await phase(
+        "claim opened",
+        lambda: presenter_send(action="claim", claim=question.claims[0].key),
+        "claim",
+    )
+    round_id = await sync_to_async(
+        lambda: ClaimRound.objects.filter(room=room).latest("opened_at").pk
+    )()
+
+    async def all_vote() -> None:
+        async def one(i: int, c: Participant) -> None:
+            c.sent["vote-ack"] = time.time()
+            await c.ws.send(
+                json.dumps(
+                    {
+                        "action": "vote",
+                        "round": str(round_id),
+                        "choice": "holds" if i % 3 else "costs",
+                    }
+                )
+            )
+
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
+
+    presenter.watch = f">{len(clients)}</strong> of {len(clients)} answered"
+    votes_t0 = time.time()
+    await phase(
+        "vote acknowledged to each voter (own send to own ack)",
+        all_vote,
+        "vote-ack",
+        per_client_start=True,
+    )
+    await wait_marks([presenter], "watch", args.timeout)
+    counted = presenter.marks.get("watch")
+    await phase(
+        "reveal: split, answer, explanation", lambda: presenter_send(action="reveal"), "reveal"
+    )
+
+    async def open_run() -> None:
+        fields = {
+            "lane": args.lane,
+            "count": args.tasks,
+            "countdown": args.countdown,
+            "metric": "receipts",
+        }
+        await asyncio.to_thread(presenter_post, args.url, room.code, session, "run", fields)
+
+    await phase("shared run opened for predictions", open_run, "run-open")
+    shared_id = await sync_to_async(lambda: Room.objects.get(pk=room.pk).shared_run_id)()
+
+    async def all_predict() -> None:
+        async def one(i: int, c: Participant) -> None:
+            c.sent["predict-ack"] = time.time()
+            await c.ws.send(
+                json.dumps(
+                    {"action": "predict", "run": str(shared_id), "value": str(args.tasks + i % 50)}
+                )
+            )
+
+        await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
+
+    await phase(
+        "prediction acknowledged (own send to own ack)",
+        all_predict,
+        "predict-ack",
+        per_client_start=True,
+    )
+    s0, b0 = sampler.cpu()
+    run_t0 = time.time()
+    await phase(
+        "run fired: live section on every screen", lambda: presenter_send(action="fire"), "fire"
+    )
+    await wait_marks(clients, "outcome", args.timeout + args.countdown + 60)
+    run_t1 = time.time()
+    s1, b1 = sampler.cpu()
+
+    # Receipts: from the worker's signal (event.at) to the moment each client held the row.
+    from teachlab.lab.models import RunEvent
+    from teachlab.workshop.models import SharedRun
+
+    run_id = await sync_to_async(lambda: SharedRun.objects.get(pk=shared_id).run_id)()
+    ats = dict(
+        await sync_to_async(
+            lambda: list(
+                RunEvent.objects.filter(run_id=run_id, kind="received").values_list("seq", "at")
+            )
+        )()
+    )
+    every: list[float] = []
+    per_event_max: list[float] = []
+    missing = 0
+    for seq, at in ats.items():
+        got = [c.seqs[seq] - at for c in clients if seq in c.seqs]
+        missing += len(clients) - len(got)
+        every.extend(got)
+        if len(got) == len(clients):
+            per_event_max.append(max(got))
+    outcome = [c.marks["outcome"] for c in clients if "outcome" in c.marks]
+
+    for r in readers:
+        r.cancel()
+    for c in [*clients, presenter]:
+        await c.ws.close()
+    sampler.stop_flag.set()
+
+    print("\n| broadcast | clients holding it | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|")
+    for line in results:
+        print(line)
+    print(
+        row(
+            f"receipt row, worker signal to client ({len(ats)} receipts, every client x receipt)",
+            every,
+            len(every) + missing,
+        )
+    )
+    print(
+        row(
+            "receipt row held by every client (per receipt, slowest client)",
+            per_event_max,
+            len(ats),
+        )
+    )
+    if outcome:
+        spread = [x - min(outcome) for x in outcome]
+        print(row("outcome (first client to each client)", spread, len(clients)))
+    if counted:
+        print(
+            f"\nall {len(clients)} votes counted on the presenter screen {1000 * (counted - votes_t0):.0f} ms after the first was sent"
+        )
+    print("\n| phase | wall s | server CPU | bench clients CPU |\n|---|---|---|---|")
+    for line in cpu_rows:
+        print(line)
+    wall = max(run_t1 - run_t0, 1e-6)
+    print(
+        f"| whole run, fire to outcome | {wall:.1f} | {100 * (s1 - s0) / wall:.0f}% | {100 * (b1 - b0) / wall:.0f}% |"
+    )
+    print(
+        f"\nserver peak RSS {sampler.rss_peak / 2**20:.0f} MiB; frames per client {statistics.mean(c.frames for c in clients):.0f}, "
+        f"bytes per client {statistics.mean(c.bytes for c in clients) / 1024:.0f} KiB"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
