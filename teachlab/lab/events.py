@@ -23,7 +23,7 @@ from teachlab.lab.store import app_redis
 log = logging.getLogger(__name__)
 
 KEY_TTL = 2 * 24 * 3600  # seconds the per-run counters live in Redis
-TERMINAL = {"finished", "suppressed", "revoked", "failed"}
+TERMINAL = {"finished", "suppressed", "revoked", "failed", "requeued"}
 
 # KEYS: seq, counts, copy.  ARGV: kind, ttl, known copy (0 = unknown).
 _NUMBER = """
@@ -105,6 +105,7 @@ def _number(event: dict[str, Any], known_copy: int) -> None:
 _copies: dict[str, int] = {}  # receipt token -> copy number, for this process's deliveries
 _copies_lock = threading.Lock()
 held: dict[str, str] = {}  # receipt token -> task id: deliveries this process holds
+held_requests: dict[str, object] = {}  # receipt token -> its worker Request (for requeued)
 running: set[str] = set()  # receipt tokens whose body is running
 
 
@@ -155,8 +156,21 @@ def event_received(request) -> dict | None:
     with _copies_lock:
         _copies[token] = event["copy"]
         held[token] = request.id
+        held_requests[token] = request
     publisher().put(event)
     return event
+
+
+def events_requeued() -> int:
+    """On a warm shutdown the worker hands back what it holds and has not started: one
+    `requeued` event per such delivery, so the run knows that copy is over."""
+    with _copies_lock:
+        waiting = [(t, r) for t, r in held_requests.items() if t in held and t not in running]
+    for token, request in waiting:
+        _emit_context(
+            request._context, "requeued", token, request.id, data={"reason": "warm shutdown"}
+        )
+    return len(waiting)
 
 
 def event_from_context(
@@ -197,6 +211,7 @@ def _emit_context(request, kind, token, task_id, *, data) -> dict:
         elif kind in TERMINAL and token:
             running.discard(token)
             held.pop(token, None)
+            held_requests.pop(token, None)
             _copies.pop(token, None)
     publisher().put(event)
     return event

@@ -41,11 +41,11 @@ def limits_check(*, count: int, longest_countdown: float, active_runs: int) -> N
         )
 
 
-def rate_limit_take(*, learner_id: int) -> None:
+def rate_limit_take(*, learner) -> None:
     """A fixed one-minute window per learner in Redis; raises when the window is full."""
     per_minute = settings.LAB_RUNS_PER_MINUTE
     window = int(time.time() // 60)
-    key = f"lab:rate:{learner_id}:{window}"
+    key = f"lab:rate:{learner.key}:{window}"  # keys are unique for ever; ids can be reused
     pipe = app_redis().pipeline()
     pipe.incr(key)
     pipe.expire(key, 120)

@@ -74,6 +74,7 @@ class RunEvent(models.Model):
         FINISHED = "finished"  # the body returned
         FAILED = "failed"  # the body raised (data.retrying when Celery will retry)
         REVOKED = "revoked"  # expired or revoked before running
+        REQUEUED = "requeued"  # handed back unstarted by a warm shutdown (another copy follows)
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField()  # per run, from a Redis counter: total order of events

@@ -40,7 +40,7 @@ __all__ = [
 
 SANE_SECONDS = 7 * 24 * 3600  # beyond any limit a server would set: a typo, not a choice
 MAX_DURATION = 600
-SETTLED_KINDS = {"finished", "suppressed", "revoked"}
+SETTLED_KINDS = {"finished", "suppressed", "revoked", "failed", "requeued"}
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def run_fire(
             longest_countdown=p.due_in(p.count - 1, now=now),
             active_runs=_active_runs(learner),
         )
-        limits.rate_limit_take(learner_id=learner.pk)
+        limits.rate_limit_take(learner=learner)
     status = lane_status(lane, fresh=True)
     if not status.available:
         raise LaneUnavailable(f"{status.reason}. To get it: {status.how_to_get}.")
@@ -380,6 +380,7 @@ def _per_task(run: Run) -> dict[str, dict]:
             "suppressed": 0,
             "failed": 0,
             "revoked": 0,
+            "requeued": 0,
             "received_t": [],
             "started_t": [],
         }
@@ -398,7 +399,7 @@ def _per_task(run: Run) -> dict[str, dict]:
         elif kind == "started":
             row["executed"] += 1
             row["started_t"].append(since)
-        elif kind in {"suppressed", "failed", "revoked"}:
+        elif kind in {"suppressed", "failed", "revoked", "requeued"}:
             row[kind] += 1
             if kind == "suppressed":
                 row["executed"] -= 1
@@ -422,24 +423,53 @@ def run_summary(run: Run) -> dict:
     }
 
 
+def _holder_gone(hostname: str, since: float, registry: dict[str, dict]) -> bool:
+    """The worker that received a delivery at `since` has died or been restarted since."""
+    record = registry.get(hostname)
+    if record is None:
+        return True
+    return not record["alive"] or float(record.get("started_at") or 0) > since
+
+
 def run_is_done(run: Run) -> bool:
-    """Every task received, every delivery settled: finished, suppressed, revoked, or failed
-    with no retry coming. A delivery held by a crashed worker keeps the run open until the
-    broker hands it out again."""
+    """Every task received and every delivery settled: finished, suppressed, revoked, failed
+    with no retry coming, or requeued by a warm shutdown (a later copy then settles it).
+
+    A delivery held by a crashed worker never reports; once a later copy of that task has
+    arrived it is counted as lost. Until then the run stays open, as the broker still owes
+    the learner that copy."""
     if run.status == Run.Status.FAILED:
         return True
-    open_copies: set[tuple[str, int]] = set()
-    received: set[str] = set()
-    last_word: dict[str, bool] = {}  # task id -> its latest outcome promised a retry
-    rows = run.events.order_by("seq").values_list("task_id", "copy", "kind", "data")
-    for task_id, copy, kind, data in rows:
+    copies: dict[str, dict[int, list]] = defaultdict(dict)  # task -> copy -> [worker, at, settled]
+    more_coming: dict[str, bool] = {}
+    rows = run.events.order_by("seq").values_list("task_id", "copy", "kind", "worker", "at", "data")
+    for task_id, copy, kind, worker, at, data in rows:
         if kind == "received":
-            received.add(task_id)
-            open_copies.add((task_id, copy))
-        elif kind in SETTLED_KINDS or kind == "failed":
-            open_copies.discard((task_id, copy))
-            last_word[task_id] = kind == "failed" and bool((data or {}).get("retrying"))
-    return len(received) >= len(run.task_ids) and not open_copies and not any(last_word.values())
+            copies[task_id][copy] = [worker, at, False]
+        elif kind in SETTLED_KINDS:
+            if copy in copies[task_id]:
+                copies[task_id][copy][2] = True
+            more_coming[task_id] = kind == "requeued" or (
+                kind == "failed" and bool((data or {}).get("retrying"))
+            )
+    registry = None
+    for task_id in run.task_ids:
+        task_copies = copies.get(task_id)
+        if not task_copies or more_coming.get(task_id):
+            return False
+        latest = max(task_copies)
+        for copy, (worker, at, settled) in task_copies.items():
+            if settled:
+                continue
+            if copy == latest:
+                return False
+            if registry is None:
+                from teachlab.lab.workers import workers_list
+
+                registry = {w["hostname"]: w for w in workers_list()}
+            if not _holder_gone(worker, at, registry):
+                return False
+    return True
 
 
 def run_settle(run: Run) -> Run:
@@ -481,7 +511,7 @@ def copies_pending(run: Run) -> dict[str, int]:
     for task_id, copy, kind, worker in run.events.values_list("task_id", "copy", "kind", "worker"):
         if kind == "received":
             open_[(task_id, copy)] = worker
-        elif kind in SETTLED_KINDS or kind == "failed":
+        elif kind in SETTLED_KINDS:
             open_.pop((task_id, copy), None)
     held: dict[str, int] = defaultdict(int)
     for worker in open_.values():

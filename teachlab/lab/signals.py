@@ -102,6 +102,7 @@ def on_worker_shutting_down(**_):
     from teachlab.lab.workers import heartbeat_mark
 
     heartbeat_mark(state="stopping")
+    events.events_requeued()
 
 
 @signals.worker_shutdown.connect(weak=False)

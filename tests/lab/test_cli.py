@@ -1,0 +1,69 @@
+"""`manage.py lab run|workers`: the command-line twin of the lab page."""
+
+import json
+
+import pytest
+
+from tests.stack import manage
+
+pytestmark = [pytest.mark.broker]
+
+
+def test_lab_workers_lists_every_lanes_live_workers(lab_stack):
+    report = json.loads(lab_stack.lab("workers", "--json").stdout)
+    by_lane = {lane["lane"]: lane for lane in report}
+    short = by_lane["redis-short"]
+    assert short["available"]
+    assert {w["name"] for w in short["workers"] if w["alive"]} == {"redis-short-1", "redis-short-2"}
+    assert all(w["hostname"].startswith(w["name"] + "@") for w in short["workers"])
+
+
+def test_lab_workers_says_why_a_lane_is_unavailable_and_how_to_get_it(lab_stack):
+    out = manage("lab", "workers", TEACHLAB_RABBIT_URL="amqp://guest:guest@127.0.0.1:1//").stdout
+    assert "rabbit-quorum  (UNAVAILABLE: RabbitMQ at 127.0.0.1:1" in out
+    assert "apt install rabbitmq-server" in out
+    assert "redis-short  (available)" in out
+
+
+def test_lab_run_prints_each_receipt_then_the_summary(lab_stack):
+    out = lab_stack.lab(
+        "run", "--lane", "redis-short", "--countdown", "1", "--learner", "test-cli-text"
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("run ") and "on redis-short: 1 task(s) published" in lines[0]
+    receipts = [line for line in lines if line.split()[1:2] == ["received"]]
+    assert len(receipts) == 1 and "copy 1" in receipts[0] and "redis-short-" in receipts[0]
+    assert "done: tasks 1, receipts 1, executions 1, suppressed 0, duplicates 0" in out
+
+
+def test_lab_run_json_summary_has_the_counts_and_copies_per_task(fired_runs):
+    summary = fired_runs["short25"]
+    for key in ("tasks", "receipts", "executions", "suppressed", "duplicates", "amplification"):
+        assert key in summary
+    task_id, row = next(iter(summary["per_task"].items()))
+    assert len(task_id) == 36
+    assert row["received"] == summary["receipts"] and row["executed"] == summary["executions"]
+
+
+def test_lab_run_refuses_bad_input_with_a_clear_message_and_fires_nothing(lab_stack):
+    result = lab_stack.lab(
+        "run", "--lane", "redis-short", "--countdown", "-5", "--learner", "test-cli-bad",
+        check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "countdown cannot be less than 0; you gave -5" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_lab_run_with_several_tasks_spaces_their_countdowns(lab_stack):
+    summary = json.loads(
+        lab_stack.lab(
+            "run", "--lane", "redis-short", "--count", "3", "--countdown", "1", "--spacing", "1",
+            "--json", "--learner", "test-cli-spacing",
+        ).stdout
+    )  # fmt: skip
+    rows = sorted(summary["per_task"].values(), key=lambda r: r["index"])
+    assert [r["executed"] for r in rows] == [1, 1, 1]
+    due = [1, 2, 3]
+    for row, when in zip(rows, due, strict=True):
+        assert when - 0.2 <= row["started_t"][0] <= when + 1.5, rows
