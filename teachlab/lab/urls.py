@@ -1,9 +1,10 @@
-from django.urls import path
+from django.urls import include, path
 
 from teachlab.lab import views
 
 app_name = "lab"
 urlpatterns = [
+    path("experiments/", include("teachlab.lab.experiments.urls")),  # guided experiments
     path("", views.home, name="home"),
     path("workers/", views.workers_panel, name="workers"),
     path("workers/<str:name>/<slug:action>/", views.worker_action, name="worker_action"),

@@ -1,0 +1,126 @@
+"""Experiment pages: the list, the prediction form, clear refusals, and nobody else's attempts."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from lessons.learners import SESSION_KEY
+from lessons.models import Learner
+from teachlab.lab.experiments.catalog import experiments_load
+from teachlab.lab.experiments.models import Attempt
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(settings):
+    settings.ALLOWED_HOSTS = ["testserver"]
+    return Client()
+
+
+def test_the_list_shows_every_experiment_with_a_link(client):
+    page = client.get("/lab/experiments/").content.decode()
+    for experiment in experiments_load():
+        assert f'href="/lab/experiments/{experiment.slug}/"' in page
+
+
+def test_every_experiment_page_asks_its_question_and_takes_a_prediction(client):
+    for experiment in experiments_load():
+        response = client.get(f"/lab/experiments/{experiment.slug}/")
+        assert response.status_code == 200
+        page = response.content.decode()
+        assert escape(experiment.prediction["prompt"]) in page
+        assert 'name="prediction"' in page and "Run the experiment" in page
+
+
+def test_every_lesson_that_names_an_experiment_links_a_page_that_exists(client):
+    import yaml
+
+    from teachlab.lab.experiments.catalog import LESSONS_DIR
+
+    for path in sorted(LESSONS_DIR.glob("*.yaml")):
+        lesson = yaml.safe_load(path.read_text())
+        page = client.get(f"/q/{lesson['slug']}/").content.decode()
+        for slug in lesson.get("experiments") or []:
+            assert f"/lab/experiments/{slug}/" in page, f"{path.name} page does not link {slug}"
+            assert client.get(f"/lab/experiments/{slug}/").status_code == 200
+
+
+def test_a_prediction_that_is_not_a_number_is_refused_with_a_message(client):
+    response = client.post("/lab/experiments/countdown-beyond-timeout/", {"prediction": "lots"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "must be a number" in page and 'value="lots"' in page
+    assert not Attempt.objects.exists()
+
+
+def test_a_choice_that_is_not_offered_is_refused(client):
+    response = client.post("/lab/experiments/crash-vs-warm-shutdown/", {"prediction": "<b>x"})
+    assert response.status_code == 400
+    assert "Pick one of the choices" in response.content.decode()
+
+
+def test_starting_without_a_prediction_asks_for_one(client):
+    response = client.post("/lab/experiments/countdown-beyond-timeout/", {})
+    assert response.status_code == 400
+    assert "Make a prediction first" in response.content.decode()
+
+
+def test_an_unknown_experiment_is_a_404(client):
+    assert client.get("/lab/experiments/no-such-thing/").status_code == 404
+
+
+def _learner_client(settings) -> tuple[Client, Learner]:
+    client = Client()
+    client.get("/lab/experiments/")
+    key = client.session[SESSION_KEY]
+    return client, Learner.objects.get(key=key)
+
+
+def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, settings):
+    client, learner = _learner_client(settings)
+    attempt = Attempt.objects.create(
+        learner=learner,
+        slug="countdown-within-timeout",
+        prediction={"kind": "number", "value": 2},
+        status=Attempt.Status.DONE,
+        result={
+            "passed": True,
+            "checks": [
+                {
+                    "says": "The task was delivered exactly once.",
+                    "run": "main",
+                    "passed": True,
+                    "expected": "every task: receipts = 1",
+                    "observed": "1",
+                }
+            ],
+            "errors": [],
+            "runs": {},
+            "prediction": {
+                "kind": "number",
+                "value": 2,
+                "observed": 1.0,
+                "observed_label": "1",
+                "unit": "receipts",
+                "matched": False,
+            },
+        },
+    )
+    page = client.get(f"/lab/experiments/countdown-within-timeout/attempts/{attempt.id}/")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "The task was delivered exactly once." in text and "observed 1" in text
+    assert "No: look at the checks" in text
+    assert 'href="/q/raise-visibility-timeout/basics/"' in text  # the explanation's tier link
+
+
+def test_someone_elses_attempt_looks_missing(client, settings):
+    other = Learner.objects.create()
+    attempt = Attempt.objects.create(learner=other, slug="countdown-within-timeout")
+    response = client.get(f"/lab/experiments/countdown-within-timeout/attempts/{attempt.id}/")
+    assert response.status_code == 404
+    status = client.get(f"/lab/experiments/countdown-within-timeout/attempts/{attempt.id}/status/")
+    assert status.status_code == 404
