@@ -40,6 +40,10 @@ class UnknownQuestion(QuizError):
     status = 404
 
 
+class UnknownAttempt(QuizError):
+    status = 404
+
+
 class UnknownClaim(QuizError):
     status = 404
 

@@ -44,7 +44,7 @@ def _problem(request: HttpRequest, error: quiz.QuizError) -> HttpResponse:
 def _not_yours(request: HttpRequest) -> HttpResponse:
     # Someone else's attempt answers exactly like a missing one: ids reveal nothing.
     return _problem(
-        request, quiz.UnknownQuestion("There is no quiz attempt of yours with that number.")
+        request, quiz.UnknownAttempt("There is no quiz attempt of yours with that number.")
     )
 
 
