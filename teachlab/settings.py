@@ -151,6 +151,9 @@ LAB_MAX_TASKS_PER_RUN = env_int("LAB_MAX_TASKS_PER_RUN", 2000)
 LAB_MAX_COUNTDOWN = env_int("LAB_MAX_COUNTDOWN", 3 * 60 * 60)
 LAB_MAX_RUNS_AT_ONCE = env_int("LAB_MAX_RUNS_AT_ONCE", 3)
 LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
+# Workers send a burst of one run's events as one `lab.events` channel message (see
+# teachlab/lab/README.md); off until every consumer of run groups handles that type.
+LAB_EVENT_BATCHES = env_bool("LAB_EVENT_BATCHES", False)
 # Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
 # restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
 LAB_EXTRA_LANES = [
