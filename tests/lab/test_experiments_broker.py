@@ -2,7 +2,8 @@
 test Redis, a RabbitMQ vhost of its own and real worker processes for every lane.
 
 One session runs the whole set once (experiments on separate brokers overlap, so the twelve
-take a few minutes); each experiment is then its own test with its failed checks spelled out.
+take about five minutes); each experiment is then its own test with its failed checks spelled
+out. Workers come from the lab's session fixture `lab_stack`.
 Set TEACHLAB_EXPERIMENTS=slug,slug to run only some while working on them.
 """
 
@@ -12,105 +13,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from tests.stack import BASE_DIR, STATE, manage, missing
+from tests.stack import BASE_DIR, STATE
 from tests.stack import test_env as stack_env
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
-
-VHOST = f"teachlab-test-{os.getpid()}"
-
-
-def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["rabbitmqctl", "-q", *args], capture_output=True, text=True, timeout=60, check=False
-    )
-
-
-@pytest.fixture(scope="session")
-def rabbit_url():
-    """A vhost of our own on the system RabbitMQ, deleted afterwards."""
-    try:
-        made = _rabbitmqctl("add_vhost", VHOST)
-    except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
-        missing(f"RabbitMQ is needed for the quorum lane (apt install rabbitmq-server): {exc}")
-    if made.returncode != 0:
-        missing(f"could not add a RabbitMQ vhost: {made.stderr.strip() or made.stdout.strip()}")
-    _rabbitmqctl("set_permissions", "-p", VHOST, "guest", ".*", ".*", ".*")
-    yield f"amqp://guest:guest@127.0.0.1:5672/{VHOST}"
-    _rabbitmqctl("delete_vhost", VHOST)
-
-
-class Supervisor:
-    """Worker processes for every lane, started again when one exits (a crash is on purpose)."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.children: dict[str, tuple[list[str], subprocess.Popen]] = {}
-        self.stopping = threading.Event()
-        self.logs = STATE / "experiment-workers"
-        self.logs.mkdir(exist_ok=True)
-
-    def _start(self, name: str, argv: list[str]) -> subprocess.Popen:
-        log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115
-        return subprocess.Popen(
-            argv, cwd=BASE_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT
-        )
-
-    def start(self) -> Supervisor:
-        from teachlab.lab.lanes import lanes, worker_argv, worker_name
-
-        for lane in lanes():
-            for number in range(1, lane.workers + 1):
-                argv = worker_argv(lane, number)
-                name = worker_name(lane, number)
-                self.children[name] = (argv, self._start(name, argv))
-        threading.Thread(target=self._watch, daemon=True).start()
-        return self
-
-    def _watch(self) -> None:
-        while not self.stopping.wait(0.5):
-            for name, (argv, proc) in list(self.children.items()):
-                if proc.poll() is not None:
-                    self.children[name] = (argv, self._start(name, argv))
-
-    def stop(self) -> None:
-        self.stopping.set()
-        for _argv, proc in self.children.values():
-            proc.terminate()
-        for _argv, proc in self.children.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-def _all_alive(expected: int) -> bool:
-    from teachlab.lab.workers import workers_list
-
-    return sum(1 for w in workers_list() if w["alive"]) >= expected
-
-
-@pytest.fixture(scope="session")
-def lab_workers(rabbit_url):
-    from teachlab.lab.lanes import lanes
-
-    manage("migrate", "--noinput", "-v", "0")
-    env = stack_env(TEACHLAB_RABBIT_URL=rabbit_url, TEACHLAB_LOCAL_CONTROLS="1")
-    supervisor = Supervisor(env).start()
-    expected = sum(lane.workers for lane in lanes())
-    deadline = time.monotonic() + 90
-    while not _all_alive(expected) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    if not _all_alive(expected):
-        supervisor.stop()
-        pytest.fail(f"lab workers did not all start; logs in {supervisor.logs}", pytrace=False)
-    yield env
-    supervisor.stop()
 
 
 def _chosen() -> list[str]:
@@ -121,15 +31,18 @@ def _chosen() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def experiment_results(lab_workers) -> dict[str, dict]:
-    """Run the experiments once, the way CI and a developer would: through the command."""
+def experiment_results(lab_stack) -> dict[str, dict]:
+    """Run the experiments once, the way CI and a developer would: through the command, with
+    the lab's session workers (tests/lab/conftest.py) for every lane."""
     chosen = _chosen()
+    if "quorum-native-delay" in chosen:
+        lab_stack.need_rabbit()
     args = ["--all"] if not os.environ.get("TEACHLAB_EXPERIMENTS") else chosen
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "manage.py", "lab", "experiment", *args, "--json"],
         cwd=BASE_DIR,
-        env=lab_workers,
+        env=stack_env(TEACHLAB_LOCAL_CONTROLS="1", **lab_stack.env),
         capture_output=True,
         text=True,
         timeout=900,
