@@ -6,9 +6,11 @@ presenter gets `presenter`; either may be empty. The per-process hub fans it out
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -53,19 +55,52 @@ def claim_changed(*, room) -> None:
     )
 
 
-# The three below fire once per vote, guess or join, so they render from a small context.
-def answered_changed(*, room, claim_round) -> None:
-    ctx = {"room": room, "claim_round": claim_round, "tally": votes.tally(claim_round)}
-    send(room, presenter=fragments.render_parts(fragments.PRESENTER, ["answered"], ctx))
-
-
 def presenter_seats_changed(*, room) -> None:
     send(room, presenter=fragments.render_parts(fragments.PRESENTER, ["seats"], {"room": room}))
 
 
-def spread_changed(*, room, shared_run) -> None:
-    ctx = {"room": room, "shared": shared_run, "spread": predictions.spread(shared_run)}
-    send(room, presenter=fragments.render_parts(fragments.PRESENTER, ["spread"], ctx))
+# Votes and guesses come in bursts (a whole room answers within seconds): the presenter's
+# count and spread are redrawn at most this often, not once per participant.
+PRESENTER_REFRESH_SECONDS = 0.15
+_refreshing: dict[tuple[int, int, str], asyncio.Task] = {}
+
+
+async def presenter_refresh_soon(*, room_id: int, part: str) -> None:
+    """Redraw a presenter-only part ("answered" or "spread") shortly, once for a burst."""
+    key = (id(asyncio.get_running_loop()), room_id, part)
+    task = _refreshing.get(key)
+    if task is None or task.done():
+        _refreshing[key] = asyncio.create_task(_refresh_later(key, room_id, part))
+
+
+async def _refresh_later(key, room_id: int, part: str) -> None:
+    await asyncio.sleep(PRESENTER_REFRESH_SECONDS)
+    # Let go of the slot before reading, so an answer stored after the read asks again.
+    _refreshing.pop(key, None)
+    html = await database_sync_to_async(presenter_part)(room_id=room_id, part=part)
+    message = {"type": "room.push", "participant": "", "presenter": html, "at": time.time()}
+    await get_channel_layer().group_send(room_group(room_id), message)
+
+
+def presenter_part(*, room_id: int, part: str) -> str:
+    from teachlab.workshop.models import Room
+
+    room = Room.objects.select_related("claim_round", "shared_run").get(pk=room_id)
+    if part == "answered" and room.claim_round is not None:
+        ctx = {
+            "room": room,
+            "claim_round": room.claim_round,
+            "tally": votes.tally(room.claim_round),
+        }
+    elif part == "spread" and room.shared_run is not None:
+        ctx = {
+            "room": room,
+            "shared": room.shared_run,
+            "spread": predictions.spread(room.shared_run),
+        }
+    else:
+        return ""
+    return fragments.render_parts(fragments.PRESENTER, [part], ctx)
 
 
 def run_changed(*, room) -> None:

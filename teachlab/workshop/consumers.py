@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from teachlab.workshop import fragments, predictions, ratelimit, rooms, votes
+from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.frames import Frame, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 CLOSE_REFUSED = 4403
 CLOSE_ENDED = 4410  # htmx's ws extension does not reconnect on a 4xxx close
+REFRESHES = {"vote": "answered", "predict": "spread"}  # what the presenter redraws after each
 
 
 class RoomSocket(AsyncWebsocketConsumer):
@@ -64,6 +65,11 @@ class RoomSocket(AsyncWebsocketConsumer):
             html = await database_sync_to_async(self.act)(frame)
         except WorkshopError as exc:
             html = fragments.error_html(exc.message)
+        else:
+            if frame.action in REFRESHES:
+                await broadcast.presenter_refresh_soon(
+                    room_id=self.room_id, part=REFRESHES[frame.action]
+                )
         if html:
             await self.send(text_data=html)
 
@@ -114,6 +120,10 @@ class ParticipantSocket(RoomSocket):
     def seat(self) -> Seat:
         return Seat.objects.select_related("room").get(pk=self.seat_id)
 
+    def seat_ref(self) -> Seat:
+        """The seat by its ids only: the services re-read the room themselves."""
+        return Seat(pk=self.seat_id, room_id=self.room_id)
+
     def budget_key(self) -> str:
         return f"seat:{self.seat_id}"
 
@@ -124,7 +134,7 @@ class ParticipantSocket(RoomSocket):
         )
 
     def act(self, frame: Frame) -> str:
-        seat = self.seat()
+        seat = self.seat_ref()
         if frame.action == "vote":
             vote = votes.vote_cast(
                 seat=seat, round_id=frame.fields["round"], choice=frame.fields["choice"]

@@ -90,7 +90,12 @@ def lab_picture(run_id: str) -> dict:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         return {}
-    return {"picture": picture_from(run_events(run)), "counts": run_summary(run)}
+    events = run_events(run)
+    return {
+        "picture": picture_from(events),
+        "counts": run_summary(run),
+        "seqs": [e["seq"] for e in events if e.get("seq")],
+    }
 
 
 def render_parts(template: str, parts: list[str], ctx: dict) -> str:

@@ -21,10 +21,11 @@ log = logging.getLogger(__name__)
 
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
 # events in a second or two, and one frame per event per phone would swamp the server.
-RUN_BATCH_SECONDS = 0.15
+RUN_BATCH_SECONDS = 0.1
 # The lab publishes an event, then stores it: this long after joining a run's group the
-# hub redraws the run from the stored events, so none published before the join is missed.
-CATCH_UP_SECONDS = 0.3
+# hub redraws the run from the stored events, so none published before the join is missed
+# (again after the next delays while events are still missing).
+CATCH_UP_DELAYS = (0.1, 0.5, 1.5)
 
 
 class Member(Protocol):
@@ -45,7 +46,7 @@ class RoomHub:
         self.pending: list[str] = []
         self.flusher: asyncio.Task | None = None
         self.catching: list[dict] | None = None  # live events seen while catching up
-        self.seen_seq = 0
+        self.seqs: set[int] = set()  # event numbers the screens already hold
         self.catch_up: asyncio.Task | None = None
 
     async def start(self, run_id: str = "") -> None:
@@ -78,26 +79,30 @@ class RoomHub:
         if self.run_group:
             await self.layer.group_discard(self.run_group, self.channel)
         self.run_group = group
-        self.catching, self.seen_seq, self.pending = [], 0, []
+        self.catching, self.seqs, self.pending = [], set(), []
         await self.layer.group_add(group, self.channel)
         self.catch_up = asyncio.create_task(self.catch_up_with(run_id))
 
     async def catch_up_with(self, run_id: str) -> None:
         """Redraw the run from its stored events, then replay what came live meanwhile.
 
-        Live events go out at once all along; the redraw adds any published before the hub
-        joined the group, and live ones it does not hold yet (not stored in time) are sent
-        again after it.
+        Live events go out at once all along. A redraw adds those published before the hub
+        joined the group; live ones it does not hold yet are sent again after it. Event
+        numbers run 1, 2, 3 … per run, so a gap says a redraw came too early: try again.
         """
-        await asyncio.sleep(CATCH_UP_SECONDS)
-        html, last_seq = await database_sync_to_async(live_snapshot)(
-            room_id=self.room_id, run_id=run_id
-        )
-        await self.flush()
-        caught, self.catching, self.seen_seq = self.catching or [], None, last_seq
-        await self.fan_out(participant=html, presenter=html)
-        for message in caught:
-            self.take_event(message)
+        for delay in CATCH_UP_DELAYS:
+            await asyncio.sleep(delay)
+            html, stored = await database_sync_to_async(live_snapshot)(
+                room_id=self.room_id, run_id=run_id
+            )
+            await self.flush()
+            caught, self.catching, self.seqs = self.catching or [], [], set(stored)
+            await self.fan_out(participant=html, presenter=html)
+            for message in caught:
+                self.take_event(message)
+            if len(self.seqs) >= max(self.seqs, default=0):
+                break
+        self.catching = None
 
     async def pump(self) -> None:
         while True:
@@ -133,8 +138,10 @@ class RoomHub:
 
     def take_event(self, message: dict) -> None:
         seq = (message.get("event") or {}).get("seq") or 0
-        if not message.get("html") or (seq and seq <= self.seen_seq):
-            return  # already in the snapshot the screens were sent
+        if not message.get("html") or seq in self.seqs:
+            return  # the screens already hold it (a redraw or an earlier push)
+        if seq:
+            self.seqs.add(seq)
         self.pending.append(message["html"])
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self.flush_later())
@@ -158,16 +165,14 @@ class RoomHub:
                     log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 
 
-def live_snapshot(*, room_id: int, run_id: str) -> tuple[str, int]:
-    """The room's live run section from stored events, and the last event it includes."""
+def live_snapshot(*, room_id: int, run_id: str) -> tuple[str, list[int]]:
+    """The room's live run section from stored events, and the numbers of those events."""
     from teachlab.workshop import fragments
     from teachlab.workshop.models import Room
 
     room = Room.objects.get(pk=room_id)
     ctx = fragments.room_context(room, live=True)
-    picture = ctx.get("picture")
-    last = getattr(picture, "last_seq", None) or 0
-    return fragments.render_parts(fragments.PARTICIPANT, ["live"], ctx), int(last)
+    return fragments.render_parts(fragments.PARTICIPANT, ["live"], ctx), ctx.get("seqs", [])
 
 
 def run_done(*, room_id: int, run_id: str, summary: dict | None) -> None:

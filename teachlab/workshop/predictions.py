@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, content
+from teachlab.workshop import broadcast, content, rooms
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
-from teachlab.workshop.rooms import require_open
 
 MAX_PREDICTION = 100_000
 RUN_PARAM_LIMITS = {  # what the room form accepts; the lab applies its own limits too
@@ -67,7 +66,7 @@ def shared_run_open(
     metric: str = "receipts",
 ) -> SharedRun:
     """Open a run for the room to predict: an experiment's preset, or parameters given here."""
-    require_open(room)
+    rooms.require_open(room)
     if experiment_slug:
         exp = next((e for e in content.room_experiments() if e.slug == experiment_slug), None)
         if exp is None:
@@ -119,26 +118,32 @@ def clean_params(raw: dict) -> dict:
 
 
 def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
-    """One guess per seat per run; a new guess before the run is fired replaces the old one."""
-    room = Room.objects.get(pk=seat.room_id)  # fresh: the caller's copy may predate a close
-    require_open(room)
+    """One guess per seat per run; a new guess before the run is fired replaces the old one.
+
+    Like votes, the presenter's spread is redrawn by the caller, once per burst of guesses.
+    """
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
         raise WorkshopError("Your prediction must be a whole number.") from None
     if not 0 <= number <= MAX_PREDICTION:
         raise WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
-    if room.shared_run_id != shared_run_id:
-        raise WorkshopError("That run is no longer open for predictions.")
     with transaction.atomic():
-        shared = SharedRun.objects.get(pk=shared_run_id)
+        room = Room.objects.select_related("shared_run").get(pk=seat.room_id)
+        rooms.require_open(room)
+        shared = room.shared_run
+        if shared is None or shared.pk != shared_run_id:
+            raise WorkshopError("That run is no longer open for predictions.")
         if shared.fired_at is not None:
             raise WorkshopError("The run has been fired; predictions are closed.")
-        pred, _ = Prediction.objects.update_or_create(
-            shared_run=shared, seat=seat, defaults={"value": number}
+        guess = Prediction(shared_run=shared, seat_id=seat.pk, value=number)
+        Prediction.objects.bulk_create(
+            [guess],
+            update_conflicts=True,
+            unique_fields=["shared_run", "seat"],
+            update_fields=["value", "made_at"],
         )
-    broadcast.spread_changed(room=room, shared_run=shared)
-    return pred
+    return guess
 
 
 def shared_run_fire(*, room: Room, instructor) -> SharedRun:
@@ -147,7 +152,7 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     from teachlab.lab.errors import LabError
     from teachlab.lab.runs import run_fire
 
-    require_open(room)
+    rooms.require_open(room)
     shared = room.shared_run
     if shared is None:
         raise WorkshopError("Open a run for the room first.")

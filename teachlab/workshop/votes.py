@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, content
+from teachlab.workshop import broadcast, content, rooms
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
-from teachlab.workshop.rooms import require_open
 
 CHOICES = {Vote.HOLDS, Vote.COSTS}
 
@@ -36,7 +35,7 @@ class Tally:
 
 def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
     """Put a lesson claim to the room; the previous one, if unrevealed, stops taking votes."""
-    require_open(room)
+    rooms.require_open(room)
     claim = content.claim(claim_key)
     if claim is None:
         raise WorkshopError("That claim is not in the lessons.")
@@ -60,25 +59,35 @@ def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
 
 
 def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
-    """One vote per seat per claim: a second vote before the reveal replaces the first."""
-    room = Room.objects.get(pk=seat.room_id)  # fresh: the caller's copy may predate a close
-    require_open(room)
+    """One vote per seat per claim: a second vote before the reveal replaces the first.
+
+    The presenter's count is redrawn by the caller (broadcast.presenter_refresh_soon), once
+    per burst of votes rather than once per voter.
+    """
     if choice not in CHOICES:
         raise WorkshopError("Vote “holds up” or “costs you the question”.")
-    cr = ClaimRound.objects.filter(pk=round_id, room=room).first()
-    if cr is None or room.claim_round_id != cr.pk:
-        raise WorkshopError("That claim is no longer open for votes.")
     with transaction.atomic():
-        # Re-read under the write lock so a reveal racing this vote wins cleanly.
-        if ClaimRound.objects.filter(pk=cr.pk, revealed_at__isnull=False).exists():
+        # Read the room inside the write transaction (IMMEDIATE on SQLite), so a reveal or a
+        # close racing this vote lands wholly before or wholly after it.
+        room = Room.objects.select_related("claim_round").get(pk=seat.room_id)
+        rooms.require_open(room)
+        cr = room.claim_round
+        if cr is None or cr.pk != round_id:
+            raise WorkshopError("That claim is no longer open for votes.")
+        if cr.revealed_at is not None:
             raise WorkshopError("The answer has been revealed; votes are closed.")
-        vote, _ = Vote.objects.update_or_create(round=cr, seat=seat, defaults={"choice": choice})
-    broadcast.answered_changed(room=room, claim_round=cr)
+        vote = Vote(round_id=cr.pk, seat_id=seat.pk, choice=choice)
+        Vote.objects.bulk_create(
+            [vote],
+            update_conflicts=True,
+            unique_fields=["round", "seat"],
+            update_fields=["choice", "cast_at"],
+        )
     return vote
 
 
 def claim_reveal(*, room: Room) -> ClaimRound:
-    require_open(room)
+    rooms.require_open(room)
     cr = room.claim_round
     if cr is None:
         raise WorkshopError("No claim is open: put one to the room first.")
