@@ -153,3 +153,14 @@ def test_every_experiment_a_lesson_links_exists_and_backs_real_claims():
 def test_the_whole_set_fits_the_ci_budget():
     experiments, _ = catalog_validate()
     assert sum(e.seconds for e in experiments) < 9 * 60
+
+
+def test_validateexperiments_prints_each_problem_with_file_and_line(tmp_path):
+    from tests.stack import manage
+
+    (tmp_path / "tiny.yaml").write_text(GOOD.replace("per: task", "per: tasks"))
+    done = manage("validateexperiments", "--dir", str(tmp_path), check=False)
+    assert done.returncode == 1
+    assert "tiny.yaml:21: `per` must be one of run, task, not 'tasks'" in done.stderr
+    ok = manage("validateexperiments", check=False)
+    assert ok.returncode == 0 and "12 experiments OK" in ok.stdout
