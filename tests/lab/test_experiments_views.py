@@ -57,7 +57,7 @@ def test_a_prediction_that_is_not_a_number_is_refused_with_a_message(client):
 
 
 def test_a_choice_that_is_not_offered_is_refused(client):
-    response = client.post("/lab/experiments/crash-vs-warm-shutdown/", {"prediction": "<b>x"})
+    response = client.post("/lab/experiments/expires-before-due/", {"prediction": "<b>x"})
     assert response.status_code == 400
     assert "Pick one of the choices" in response.content.decode()
 
@@ -124,3 +124,13 @@ def test_someone_elses_attempt_looks_missing(client, settings):
     assert response.status_code == 404
     status = client.get(f"/lab/experiments/countdown-within-timeout/attempts/{attempt.id}/status/")
     assert status.status_code == 404
+
+
+def test_experiments_that_stop_workers_are_refused_outside_a_local_lab(client, settings):
+    settings.LAB_LOCAL_CONTROLS = False
+    settings.DEBUG = False
+    page = client.get("/lab/experiments/early-ack-crash/").content.decode()
+    assert "runs only on a local lab" in page and "disabled" in page
+    response = client.post("/lab/experiments/early-ack-crash/", {"prediction": "lost"})
+    assert response.status_code == 403
+    assert not Attempt.objects.exists()

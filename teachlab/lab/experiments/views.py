@@ -21,8 +21,13 @@ from teachlab.lab.experiments.catalog import Experiment, experiment_get, experim
 from teachlab.lab.experiments.charts import charts_for_run
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.models import Run
+from teachlab.lab.workers import controls_allowed
 
 TEMPLATE = "lab/experiment.html"
+BLOCKED = (
+    "This experiment crashes or stops a lab worker, so it runs only on a local lab "
+    "(scripts/run) or for staff."
+)
 
 
 def _experiment(slug: str) -> Experiment:
@@ -97,7 +102,12 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
     learner = learner_for_request(request)
     error = ""
     status = 200
-    if request.method == "POST":
+    context = _context(experiment)
+    # Stopping workers is a lab control (issue 4): local runs and staff only, here too.
+    blocked = context["stops_workers"] and not controls_allowed(request.user)
+    if request.method == "POST" and blocked:
+        error, status = BLOCKED, 403
+    elif request.method == "POST":
         try:
             attempt = attempt_start(
                 learner=learner,
@@ -111,7 +121,8 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("lab:experiments:attempt", slug=slug, attempt_id=attempt.id)
     past = list(Attempt.objects.owned_by(learner).filter(slug=slug)[:5])
     context = {
-        **_context(experiment),
+        **context,
+        "blocked": blocked,
         "error": error,
         "posted": request.POST.get("prediction", "") if request.method == "POST" else "",
         "past": past,
