@@ -244,6 +244,15 @@ def event_message(event: dict) -> dict:
     return message
 
 
+def events_message(events: list[dict]) -> dict:
+    """Several events of one run in one message, in seq order, their HTML joined."""
+    message: dict = {"type": "lab.events", "events": events}
+    parts = [_render_html(event) for event in events]
+    if all(part is not None for part in parts):
+        message["html"] = "".join(parts)
+    return message
+
+
 def _row(event: dict):
     from teachlab.lab.models import RunEvent
 
@@ -275,46 +284,35 @@ def events_store(events: list[dict]) -> None:
 
 
 class Publisher(threading.Thread):
-    """Sends each event to its run's group in order, then stores them in batches."""
+    """Sends each event to its run's group in order; a second thread stores them in batches,
+    so a slow SQLite write never holds up the next event's publish."""
 
     def __init__(self) -> None:
         super().__init__(name="lab-publisher", daemon=True)
-        self.queue: queue.Queue[dict | None] = queue.Queue()
-        self.idle = threading.Event()
-        self.idle.set()
+        self.queue: queue.Queue[dict] = queue.Queue()
+        self.to_store: queue.Queue[dict] = queue.Queue()
+        self.pending = 0  # events put and not yet stored
+        self.lock = threading.Lock()
+        threading.Thread(target=self._store_loop, name="lab-event-store", daemon=True).start()
 
     def put(self, event: dict) -> None:
-        self.idle.clear()
+        with self.lock:
+            self.pending += 1
         self.queue.put(event)
 
     def flush(self, timeout: float = 5.0) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.queue.empty() and self.idle.is_set():
+            if self.pending <= 0:
                 return True
             time.sleep(0.02)
         return False
 
-    def run(self) -> None:
-        from channels.layers import get_channel_layer
-
-        loop = asyncio.new_event_loop()
-        layer = get_channel_layer()
+    def _store_loop(self) -> None:
         while True:
-            batch = [self.queue.get()]
-            while len(batch) < 500:
-                try:
-                    batch.append(self.queue.get_nowait())
-                except queue.Empty:
-                    break
-            events = [e for e in batch if e is not None]
-            for event in events:
-                try:
-                    loop.run_until_complete(
-                        layer.group_send(run_group(event["run"]), event_message(event))
-                    )
-                except Exception:
-                    log.exception("publishing a lab event failed")
+            events = _drain(self.to_store)
+            time.sleep(0.05)  # let a burst gather into one transaction
+            events += _drain(self.to_store, block=False)
             for attempt in range(3):
                 try:
                     events_store(events)
@@ -322,8 +320,52 @@ class Publisher(threading.Thread):
                 except Exception:
                     log.exception("storing %d lab events failed (attempt %d)", len(events), attempt)
                     time.sleep(0.2)
-            if self.queue.empty():
-                self.idle.set()
+            with self.lock:
+                self.pending -= len(events)
+
+    @staticmethod
+    async def _send(layer, events: list[dict]) -> None:
+        """One message per event; with LAB_EVENT_BATCHES on, a burst of one run's events goes
+        as one `lab.events` message (a group send costs per member, so 50 watchers x 200
+        events is where the time goes)."""
+        from django.conf import settings
+
+        if not getattr(settings, "LAB_EVENT_BATCHES", False):
+            for event in events:
+                await layer.group_send(run_group(event["run"]), event_message(event))
+            return
+        by_run: dict[str, list[dict]] = {}
+        for event in events:
+            by_run.setdefault(event["run"], []).append(event)
+        for run_id, run_events in by_run.items():
+            if len(run_events) == 1:
+                await layer.group_send(run_group(run_id), event_message(run_events[0]))
+            else:
+                await layer.group_send(run_group(run_id), events_message(run_events))
+
+    def run(self) -> None:
+        from channels.layers import get_channel_layer
+
+        loop = asyncio.new_event_loop()
+        layer = get_channel_layer()
+        while True:
+            events = _drain(self.queue)
+            try:
+                loop.run_until_complete(self._send(layer, events))
+            except Exception:
+                log.exception("publishing lab events failed")
+            for event in events:
+                self.to_store.put(event)
+
+
+def _drain(q: queue.Queue, *, block: bool = True, most: int = 500) -> list:
+    found = [q.get()] if block else []
+    while len(found) < most:
+        try:
+            found.append(q.get_nowait())
+        except queue.Empty:
+            break
+    return found
 
 
 _publisher: Publisher | None = None
