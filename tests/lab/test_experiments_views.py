@@ -134,3 +134,37 @@ def test_experiments_that_stop_workers_are_refused_outside_a_local_lab(client, s
     response = client.post("/lab/experiments/early-ack-crash/", {"prediction": "lost"})
     assert response.status_code == 403
     assert not Attempt.objects.exists()
+
+
+def test_a_finished_batch_shows_copies_per_task_and_receipts_over_time(client, settings):
+    from teachlab.lab.models import Run, RunEvent
+
+    client, learner = _learner_client(settings)
+    ids = [f"task-{i}" for i in range(6)]
+    run = Run.objects.create(
+        learner=learner, lane="redis-short", task_ids=ids, status="done", fired_at=1000.0
+    )
+    seq = 0
+    for i, task_id in enumerate(ids):
+        copies = 1 if i < 3 else 3  # three tasks ran once, three ran three times
+        for copy in range(1, copies + 1):
+            for kind, t in (("received", 10.0 * (copy - 1)), ("started", 30.0)):
+                seq += 1
+                RunEvent.objects.create(
+                    run=run, seq=seq, kind=kind, task_id=task_id, index=i, copy=copy,
+                    worker="w", redelivered=copy > 1, at=1000.0 + t, t=t,
+                )  # fmt: skip
+    attempt = Attempt.objects.create(
+        learner=learner,
+        slug="paced-batch-vs-feeder",
+        prediction={"kind": "number", "value": 2},
+        status=Attempt.Status.DONE,
+        runs={"batch": run.id},
+        result={"passed": False, "checks": [], "errors": [], "runs": {}, "prediction": {}},
+    )
+    page = client.get(f"/lab/experiments/paced-batch-vs-feeder/attempts/{attempt.id}/")
+    text = page.content.decode()
+    assert "Tasks by how many times their body ran" in text
+    assert "Amplification: <strong>2.00×</strong>" in text  # (3×1 + 3×3) / 6
+    assert "1×</span>" in text and "3×</span>" in text
+    assert "Receipts over time" in text
