@@ -109,3 +109,29 @@ def test_run_ids_are_long_and_unguessable():
     ids = {Run.objects.create(learner=learner, lane="redis-short").id for _ in range(20)}
     assert len(ids) == 20
     assert all(len(run_id) >= 20 for run_id in ids)
+
+
+def test_a_broker_that_goes_away_while_publishing_leaves_a_failed_run_that_says_so(
+    settings, monkeypatch
+):
+    """The broker answered the check, then vanished (here: the check is made to pass, the
+    address answers nothing) - the run is kept as failed with how many tasks went out."""
+    from teachlab.lab import runs
+    from teachlab.lab.lanes import LaneStatus, lane_get
+
+    settings.LAB_EXTRA_LANES = [
+        {"name": "redis-vanishing", "broker": "redis", "url": "redis://127.0.0.1:1/1"}
+    ]
+    monkeypatch.setattr(
+        runs, "lane_status", lambda lane, fresh=False: LaneStatus(lane_get(lane), True)
+    )
+    with pytest.raises(LaneUnavailable, match=r"went away while publishing: 0 of 2 tasks"):
+        run_fire(
+            learner=Learner.objects.create(),
+            lane="redis-vanishing",
+            params={"count": 2},
+            check_limits=False,
+        )
+    run = Run.objects.get()
+    assert run.status == Run.Status.FAILED
+    assert "0 of 2 tasks went out" in run.error
