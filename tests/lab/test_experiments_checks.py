@@ -128,3 +128,30 @@ def test_histogram_and_receipts_over_time_for_a_batch():
     assert copies_histogram(observation=obs) == [(1, 2), (2, 1)]
     buckets = receipts_over_time(observation=obs, bucket=5)
     assert buckets[0] == (0, 3, 0) and buckets[2] == (10, 0, 1)
+
+
+def test_a_prediction_matches_counts_exactly_and_ratios_roughly():
+    from teachlab.lab.experiments.catalog import experiment_get
+    from teachlab.lab.experiments.runner import prediction_verdict
+
+    within = experiment_get(slug="countdown-beyond-timeout")
+    obs = {"main": storm()}
+    assert prediction_verdict(experiment=within, observations=obs, value=3)["matched"]
+    assert not prediction_verdict(experiment=within, observations=obs, value=4)["matched"]
+    verdict = prediction_verdict(experiment=within, observations=obs, value=None)
+    assert verdict["observed_label"] == "3" and not verdict["matched"]
+
+
+def test_a_choice_prediction_is_judged_by_what_the_runs_showed():
+    from teachlab.lab.experiments.catalog import experiment_get
+    from teachlab.lab.experiments.runner import prediction_verdict
+
+    expires = experiment_get(slug="expires-before-due")
+    revoked = observation_from_events(
+        task_ids=["a"],
+        params={"countdown": 8},
+        events=[ev("received", "a", 0), ev("revoked", "a", 8)],
+    )
+    verdict = prediction_verdict(experiment=expires, observations={"main": revoked}, value="runs")
+    assert verdict["observed"] == "revoked" and not verdict["matched"]
+    assert verdict["observed_label"].startswith("It is revoked")

@@ -132,7 +132,12 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _attempt_context(request: HttpRequest, experiment: Experiment, attempt: Attempt) -> dict:
     runs = {r.id: r for r in Run.objects.filter(id__in=list(attempt.runs.values()))}
-    fired = [(name, runs[rid]) for name, rid in attempt.runs.items() if rid in runs]
+    order = [spec["name"] for spec in experiment.runs]  # the file's order, not firing order
+    fired = [
+        (name, runs[attempt.runs[name]])
+        for name in order
+        if name in attempt.runs and attempt.runs[name] in runs
+    ]
     watch_name = request.GET.get("watch") or (fired[0][0] if fired else "")
     watched = next((run for name, run in fired if name == watch_name), None)
     result = attempt.result or {}
