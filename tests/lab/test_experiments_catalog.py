@@ -164,3 +164,38 @@ def test_validateexperiments_prints_each_problem_with_file_and_line(tmp_path):
     assert "tiny.yaml:21: `per` must be one of run, task, not 'tasks'" in done.stderr
     ok = manage("validateexperiments", check=False)
     assert ok.returncode == 0 and "12 experiments OK" in ok.stdout
+
+
+def test_lab_experiment_lists_the_set_and_refuses_unknown_names():
+    from tests.stack import manage
+
+    listed = manage("lab", "experiment", "--list")
+    lines = listed.stdout.strip().splitlines()
+    assert len(lines) == 12 and "crash-vs-warm-shutdown" in listed.stdout
+    unknown = manage("lab", "experiment", "no-such-experiment", check=False)
+    assert unknown.returncode == 2
+    assert "No experiment called no-such-experiment" in unknown.stdout
+    assert "countdown-beyond-timeout" in unknown.stdout  # says what there is
+
+
+def test_the_table_line_shows_pass_or_fail_and_the_failed_checks():
+    import io
+
+    from teachlab.lab.experiments.cli import _details, _line
+
+    result = {
+        "slug": "raised-timeout",
+        "passed": False,
+        "seconds": 31.2,
+        "checks": [
+            {"says": "One delivery.", "run": "main", "passed": False, "expected": "receipts = 1", "observed": "2"},
+            {"says": "Ran once.", "run": "main", "passed": True, "expected": "x", "observed": "1"},
+        ],
+        "errors": [],
+        "prediction": {},
+    }  # fmt: skip
+    assert _line(result).startswith("FAIL  raised-timeout") and "1/2 checks" in _line(result)
+    out = io.StringIO()
+    _details(result, out)
+    assert "FAIL [main] One delivery." in out.getvalue()
+    assert "expected receipts = 1; observed 2" in out.getvalue()
