@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import pytest
@@ -96,7 +97,24 @@ def fired_runs(lab_stack):
         name: lab_stack.lab_popen("run", *args, "--json", "--learner", f"test-{name}")
         for name, args in cases.items()
     }
-    return {name: run_json(proc) for name, proc in procs.items()}
+    watching = threading.Event()
+    snapshots: list[dict] = []
+    watcher = threading.Thread(target=_watch_broker, args=(snapshots, watching), daemon=True)
+    watcher.start()
+    results = {name: run_json(proc) for name, proc in procs.items()}
+    watching.set()
+    watcher.join(timeout=5)
+    results["broker_snapshots"] = snapshots
+    return results
+
+
+def _watch_broker(snapshots: list[dict], stop: threading.Event) -> None:
+    """What the broker panel would have shown of redis-short during the runs."""
+    from teachlab.lab.broker import BrokerWatcher
+
+    watcher = BrokerWatcher("redis-short")
+    while not stop.wait(0.25):
+        snapshots.append(watcher.snapshot())
 
 
 def only_task(summary: dict) -> dict:
