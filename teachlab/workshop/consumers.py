@@ -26,6 +26,9 @@ REFRESHES = {"vote": "answered", "predict": "spread"}  # what the presenter redr
 
 
 class RoomSocket(AsyncWebsocketConsumer):
+    # No channel of its own: room messages reach a socket through its process's hub, so 300
+    # sockets cost one channel-layer subscription instead of 300.
+    channel_layer_alias = "workshop-sockets-listen-through-the-hub"
     is_presenter = False
     frame_limit = ratelimit.PARTICIPANT_FRAMES
 
@@ -57,8 +60,9 @@ class RoomSocket(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_ENDED)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
-        if not await self.within_budget():
-            await self.send(text_data=fragments.error_html("Too many messages; wait a moment."))
+        refusal = await self.over_budget()
+        if refusal:
+            await self.send(text_data=fragments.error_html(refusal))
             return
         try:
             frame = frame_parse(text_data, presenter=self.is_presenter)
@@ -73,12 +77,14 @@ class RoomSocket(AsyncWebsocketConsumer):
         if html:
             await self.send(text_data=html)
 
-    async def within_budget(self) -> bool:
+    async def over_budget(self) -> str:
+        """Why this frame is refused before it is read, or "" to go ahead."""
         try:
-            return await ratelimit.frame_allowed(who=self.budget_key(), limit=self.frame_limit)
-        except Exception:  # noqa: BLE001 - Redis away: keep the room usable, say so in the log
+            allowed = await ratelimit.frame_allowed(who=self.budget_key(), limit=self.frame_limit)
+        except Exception:  # noqa: BLE001 - no budget check, no frame: refuse rather than trust
             log.warning("workshop rate limit unavailable", exc_info=True)
-            return True
+            return "The server is busy; send that again in a moment."
+        return "" if allowed else "Too many messages; wait a moment."
 
     # --- run in a thread (database) ---
     def identify(self, code: str):

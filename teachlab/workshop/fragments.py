@@ -112,5 +112,23 @@ def presenter_html(room: Room, parts: list[str], **kw) -> str:
     return render_parts(PRESENTER, parts, ctx)
 
 
+def run_event_frames(events: list[dict]) -> list[str]:
+    """A batch of lab events as at most two frames: new receipt rows with the latest
+    counters, then outcome cells. Table parts cannot share a frame: the HTML parser nests
+    a <td> that follows a <tbody> instead of leaving it at the top for htmx to swap."""
+    from teachlab.lab.fragments import event_view
+
+    views = [event_view(e) for e in events]
+    rows = [v for v in views if v["kind"] == "received"]
+    cells = [v for v in views if v["kind"] != "received" and v["outcome"]]
+    counts = next((e["counts"] for e in reversed(events) if e.get("counts")), None)
+    frames = []
+    if rows or counts:
+        frames.append(render_parts(PARTICIPANT, ["run_rows"], {"rows": rows, "counts": counts}))
+    if cells:
+        frames.append(render_parts(PARTICIPANT, ["run_outcomes"], {"cells": cells}))
+    return frames
+
+
 def error_html(message: str) -> str:
     return render_to_string(f"{PARTICIPANT}#error", {"error": message})

@@ -15,6 +15,7 @@ from typing import Protocol
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import room_group
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class RoomHub:
         self.channel: str | None = None
         self.task: asyncio.Task | None = None
         self.run_group: str | None = None
-        self.pending: list[str] = []
+        self.pending: list[dict] = []  # lab events waiting for the next frame
         self.flusher: asyncio.Task | None = None
         self.catching: list[dict] | None = None  # live events seen while catching up
         self.seqs: set[int] = set()  # event numbers the screens already hold
@@ -125,6 +126,8 @@ class RoomHub:
                 presenter=message.get("presenter") or "",
                 close=bool(message.get("close")),
             )
+        elif kind == "room.follow" and message.get("run_id"):
+            await self.follow_run(str(message["run_id"]))
         elif kind == "lab.event":
             if self.catching is not None:
                 self.catching.append(message)
@@ -138,11 +141,12 @@ class RoomHub:
 
     def take_event(self, message: dict) -> None:
         seq = (message.get("event") or {}).get("seq") or 0
-        if not message.get("html") or seq in self.seqs:
+        event = message.get("event")
+        if not isinstance(event, dict) or seq in self.seqs:
             return  # the screens already hold it (a redraw or an earlier push)
         if seq:
             self.seqs.add(seq)
-        self.pending.append(message["html"])
+        self.pending.append(event)
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self.flush_later())
 
@@ -151,9 +155,10 @@ class RoomHub:
         await self.flush()
 
     async def flush(self) -> None:
-        html, self.pending = "".join(self.pending), []
-        if html:
-            await self.fan_out(participant=html, presenter=html)
+        events, self.pending = self.pending, []
+        if events:
+            for html in fragments.run_event_frames(events):
+                await self.fan_out(participant=html, presenter=html)
 
     async def fan_out(self, *, participant: str, presenter: str, close: bool = False) -> None:
         for member in list(self.members):

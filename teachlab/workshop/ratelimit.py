@@ -14,36 +14,41 @@ WINDOW_SECONDS = 10
 # Voting, changing a vote and guessing take a handful of frames; a script takes hundreds.
 PARTICIPANT_FRAMES = getattr(settings, "WORKSHOP_FRAMES_PER_WINDOW", 20)
 PRESENTER_FRAMES = 200
+# A whole room answers within a second or two: frames wait for one of these connections
+# rather than failing when the pool is momentarily empty.
+POOL_SIZE = 20
 
-_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Sliding window in one round trip: drop frames older than the window, refuse when the
+# budget is spent (a refused frame is not recorded), else record this one.
+SLIDING_WINDOW = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, tonumber(ARGV[1]) - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]) + 1)
+return 1
+"""
+
+_scripts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _client() -> aioredis.Redis:
+def _script():
     """One client per event loop: a redis.asyncio connection cannot cross loops."""
     loop = asyncio.get_running_loop()
-    client = _clients.get(loop)
-    if client is None:
-        client = aioredis.Redis.from_url(f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}")
-        _clients[loop] = client
-    return client
+    script = _scripts.get(loop)
+    if script is None:
+        pool = aioredis.BlockingConnectionPool.from_url(
+            f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}", max_connections=POOL_SIZE, timeout=5
+        )
+        script = aioredis.Redis(connection_pool=pool).register_script(SLIDING_WINDOW)
+        _scripts[loop] = script
+    return script
 
 
 async def frame_allowed(*, who: str, limit: int) -> bool:
-    """Sliding window: a sorted set of this sender's frame times over the last window.
-
-    A refused frame is not recorded, so a sender who stops is let through again as soon
-    as their oldest frame leaves the window.
-    """
+    """True when `who` has sent fewer than `limit` frames in the last WINDOW_SECONDS."""
     now = time.time()
-    key = f"workshop:frames:{who}"
-    pipe = _client().pipeline(transaction=True)
-    pipe.zremrangebyscore(key, 0, now - WINDOW_SECONDS)
-    pipe.zcard(key)
-    _, count = await pipe.execute()
-    if count >= limit:
-        return False
-    pipe = _client().pipeline(transaction=True)
-    pipe.zadd(key, {f"{now:.6f}:{secrets.token_hex(3)}": now})
-    pipe.expire(key, WINDOW_SECONDS + 1)
-    await pipe.execute()
-    return True
+    member = f"{now:.6f}:{secrets.token_hex(3)}"
+    allowed = await _script()(
+        keys=[f"workshop:frames:{who}"], args=[now, WINDOW_SECONDS, limit, member]
+    )
+    return bool(allowed)

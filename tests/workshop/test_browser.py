@@ -147,6 +147,8 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
     for page in [teacher, *people]:
         expect(page.locator("#ws-run")).to_have_attribute("data-state", re.compile("fired|done"))
         expect(page.locator("#receipts-body tr")).to_have_count(3, timeout=20_000)
+        expect(page.locator("#receipts-body td.outcome.executed")).to_have_count(3)
+        expect(page.locator('#counters [data-counter="receipts"]')).to_have_text("3")
     for page in [teacher, *people]:
         expect(page.locator("#ws-outcome .observed")).to_have_text("3", timeout=30_000)
         expect(page.locator("#ws-outcome .closest")).to_contain_text("Ana")
