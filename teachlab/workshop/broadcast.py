@@ -117,6 +117,18 @@ def run_changed(*, room) -> None:
     )
 
 
+def follow_run(*, room, run_id: str) -> None:
+    """Ask every hub of the room to join the run's group (no screen changes)."""
+    group = room_group(room.pk)
+
+    def push() -> None:
+        layer = get_channel_layer()
+        if layer is not None:
+            async_to_sync(layer.group_send)(group, {"type": "room.follow", "run_id": run_id})
+
+    transaction.on_commit(push)
+
+
 def room_closed(*, room) -> None:
     send(
         room,

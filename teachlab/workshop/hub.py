@@ -176,7 +176,8 @@ def live_snapshot(*, room_id: int, run_id: str) -> tuple[str, list[int]]:
     from teachlab.workshop.models import Room
 
     room = Room.objects.get(pk=room_id)
-    ctx = fragments.room_context(room, live=True)
+    ctx = fragments.room_context(room)
+    ctx.update(fragments.lab_picture(run_id))  # this run, even before the room has its id
     return fragments.render_parts(fragments.PARTICIPANT, ["live"], ctx), ctx.get("seqs", [])
 
 

@@ -147,7 +147,11 @@ def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
 
 
 def shared_run_fire(*, room: Room, instructor) -> SharedRun:
-    """Fire the room's run through the lab (the instructor's learner owns it)."""
+    """Fire the room's run through the lab (the instructor's learner owns it).
+
+    Predictions close and every screen switches to the live view first; publishing a
+    200-task run takes a while, and its receipts start arriving before it is done.
+    """
     from lessons.models import Learner
     from teachlab.lab.errors import LabError
     from teachlab.lab.runs import run_fire
@@ -156,8 +160,11 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     shared = room.shared_run
     if shared is None:
         raise WorkshopError("Open a run for the room first.")
-    if shared.fired_at is not None:
+    now = timezone.now()
+    if not SharedRun.objects.filter(pk=shared.pk, fired_at__isnull=True).update(fired_at=now):
         raise WorkshopError("This run has already been fired; open a new one to go again.")
+    shared.fired_at = now
+    broadcast.run_changed(room=room)
     learner, _ = Learner.objects.get_or_create(user=instructor)
     params = dict(shared.params)
     lane = params.pop("lane")
@@ -171,11 +178,15 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
             check_limits=False,  # the instructor fires for the room; the form has its own limits
         )
     except LabError as exc:
+        SharedRun.objects.filter(pk=shared.pk).update(fired_at=None)
+        shared.fired_at = None
+        broadcast.run_changed(room=room)  # predictions open again
         raise WorkshopError(str(exc)) from None
     shared.run_id = run.id
-    shared.fired_at = timezone.now()
-    shared.save(update_fields=["run_id", "fired_at"])
-    broadcast.run_changed(room=room)
+    shared.save(update_fields=["run_id"])
+    # Not a redraw (that would wipe the receipts already shown): only make sure every hub
+    # follows the run, in case the early word from signals.run_saved was lost.
+    broadcast.follow_run(room=room, run_id=run.id)
     return shared
 
 

@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import logging
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-
-from teachlab.workshop.broadcast import room_group
-
 log = logging.getLogger(__name__)
 LABEL_PREFIX = "room:"
 
@@ -21,19 +16,15 @@ LABEL_PREFIX = "room:"
 def run_saved(sender, instance, created: bool, **kwargs) -> None:
     if not created or not instance.label.startswith(LABEL_PREFIX):
         return
+    from teachlab.workshop.broadcast import follow_run
     from teachlab.workshop.models import Room
 
-    room_id = (
-        Room.objects.filter(code=instance.label[len(LABEL_PREFIX) :], closed_at__isnull=True)
-        .values_list("pk", flat=True)
-        .first()
-    )
-    layer = get_channel_layer()
-    if room_id is None or layer is None:
+    room = Room.objects.filter(
+        code=instance.label[len(LABEL_PREFIX) :], closed_at__isnull=True
+    ).first()
+    if room is None:
         return
     try:
-        async_to_sync(layer.group_send)(
-            room_group(room_id), {"type": "room.follow", "run_id": instance.pk}
-        )
-    except Exception:  # noqa: BLE001 - the hub also joins when the fire is announced
-        log.warning("could not tell room %s about run %s early", room_id, instance.pk)
+        follow_run(room=room, run_id=instance.pk)
+    except Exception:  # noqa: BLE001 - shared_run_fire asks the hubs again afterwards
+        log.warning("could not tell room %s about run %s early", room.code, instance.pk)
