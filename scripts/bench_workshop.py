@@ -228,6 +228,7 @@ async def main() -> None:
 
     room, session, question, seats = await sync_to_async(setup)(args.clients)
     print(f"room {room.code}: {len(seats)} seats, server pid {pid}", flush=True)
+    load_before = os.getloadavg()[0]
 
     t = time.monotonic()
     clients = [Participant(name) for name, _ in seats]
@@ -423,7 +424,9 @@ async def main() -> None:
     )
     print(
         f"\nserver peak RSS {sampler.rss_peak / 2**20:.0f} MiB; frames per client {statistics.mean(c.frames for c in clients):.0f}, "
-        f"bytes per client {statistics.mean(c.bytes for c in clients) / 1024:.0f} KiB"
+        f"bytes per client {statistics.mean(c.bytes for c in clients) / 1024:.0f} KiB; "
+        f"machine load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        f"({os.cpu_count()} CPUs)"
     )
 
 
