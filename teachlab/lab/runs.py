@@ -472,14 +472,33 @@ def run_is_done(run: Run) -> bool:
     return True
 
 
+def _surely_running(run: Run) -> bool:
+    """A cheap look at the live counters (one Redis read) before reading every event: a run
+    cannot be done while fewer tasks have arrived, or fewer copies settled, than it has."""
+    from teachlab.lab.store import app_redis
+
+    try:
+        raw = app_redis().hgetall(f"lab:run:{run.id}:counts")
+    except Exception:  # noqa: BLE001 - without Redis, the database decides
+        return False
+    if not raw:
+        return False
+    tasks = len(run.task_ids)
+    settled = sum(int(raw.get(kind) or 0) for kind in SETTLED_KINDS)
+    return int(raw.get("first") or 0) < tasks or settled < tasks
+
+
 def run_settle(run: Run) -> Run:
     """Mark a running run done (or timed out past its deadline) and tell its watchers once."""
     if run.status != Run.Status.RUNNING:
         return run
+    past_deadline = run.deadline is not None and time.time() > run.deadline
+    if not past_deadline and _surely_running(run):
+        return run
     if run_is_done(run):
         last = run.events.order_by("-seq").values_list("at", flat=True).first()
         run.status, run.settled_at = Run.Status.DONE, last or time.time()
-    elif run.deadline is not None and time.time() > run.deadline:
+    elif past_deadline:
         run.status, run.settled_at = Run.Status.TIMED_OUT, time.time()
     else:
         return run
