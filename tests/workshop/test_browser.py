@@ -120,6 +120,9 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
         expect(page.locator("#ws-claim .verdict")).to_contain_text("The answer:")
 
     assert serious_violations(people[0]) == []
+    # The lab's worker controls are on the presenter screen, never on a participant's.
+    expect(teacher.locator("#workers table.workers-table")).to_have_count(1)
+    assert people[0].locator("#workers").count() == 0
     assert serious_violations(teacher) == []
     ARTIFACTS.mkdir(exist_ok=True)
     teacher.screenshot(path=str(ARTIFACTS / "workshop-presenter.png"), full_page=True)
