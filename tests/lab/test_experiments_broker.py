@@ -99,3 +99,29 @@ def test_the_whole_set_runs_within_the_ci_budget(experiment_results):
     if os.environ.get("TEACHLAB_EXPERIMENTS"):
         pytest.skip("only a subset ran")
     assert experiment_results["_meta"]["seconds"] < 10 * 60
+
+
+@pytest.mark.timeout(120)
+def test_one_experiment_prints_its_checks_and_judges_the_prediction(lab_stack):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "lab",
+            "experiment",
+            "expires-before-due",
+            "--predict",
+            "runs",
+        ],
+        cwd=BASE_DIR,
+        env=stack_env(**lab_stack.env),
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS  expires-before-due" in done.stdout
+    assert "ok   [main] The body never ran." in done.stdout
+    assert "your prediction runs did not match what happened: It is revoked" in done.stdout
+    assert "1 of 1 experiments passed." in done.stdout
