@@ -38,9 +38,7 @@
       timeline.style.setProperty("--now", n.toFixed(2));
       drawAxis(timeline);
     }
-    live.querySelectorAll(".tl-hold.open").forEach(function (el) {
-      el.style.setProperty("--end", n.toFixed(2));
-    });
+    // Open bars (copies held, not yet run) grow with --now in CSS: no per-bar work here.
     live.querySelectorAll(".wait:not(.done)").forEach(function (li) {
       var eta = parseFloat(li.dataset.eta) - t0;
       var left = Math.max(0, eta - n);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -14,6 +15,7 @@ from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
 from teachlab.lab.fragments import TEMPLATE, picture_from, render_event_html
+from teachlab.lab.hub import hub_join, hub_leave
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 CLOSE_NOT_YOURS = 4403
@@ -36,8 +38,7 @@ def owned_run(scope: dict, run_id: str):
 
 
 @database_sync_to_async
-def backlog(run) -> tuple[str, set[int]]:
-    """Every panel redrawn from the stored events, and the seqs it covers."""
+def _backlog_render(run) -> tuple[str, frozenset[int]]:
     from teachlab.lab.runs import run_events, run_summary
 
     events = run_events(run)
@@ -47,7 +48,32 @@ def backlog(run) -> tuple[str, set[int]]:
         "prediction": run.prediction,
         "final": run.status != "running",
     }
-    return render_to_string(f"{TEMPLATE}#backlog", context), {e["seq"] for e in events}
+    return render_to_string(f"{TEMPLATE}#backlog", context), frozenset(e["seq"] for e in events)
+
+
+# A class of 50 opening the same run at once would otherwise render the same backlog 50 times
+# in Channels' one database thread, delaying everyone's live events by seconds. A backlog a
+# little older than the join is fine: the gap check below fetches what it lacks.
+_backlogs: dict[str, tuple[float, str, frozenset[int]]] = {}
+_backlog_locks: dict[str, asyncio.Lock] = {}
+BACKLOG_TTL = 2.0  # seconds
+
+
+async def backlog(run, *, fresh: bool = False) -> tuple[str, frozenset[int]]:
+    """Every panel redrawn from the stored events, and the seqs it covers."""
+    lock = _backlog_locks.setdefault(run.id, asyncio.Lock())
+    async with lock:
+        cached = _backlogs.get(run.id)
+        if cached and not fresh and time.monotonic() - cached[0] < BACKLOG_TTL:
+            return cached[1], cached[2]
+        html, seqs = await _backlog_render(run)
+        now = time.monotonic()
+        _backlogs[run.id] = (now, html, seqs)
+        for key, (at, _, _) in list(_backlogs.items()):
+            if now - at > BACKLOG_TTL:
+                _backlogs.pop(key, None)
+                _backlog_locks.pop(key, None)
+        return html, seqs
 
 
 @database_sync_to_async
@@ -77,27 +103,55 @@ def broker_look(lane_name: str):
         return None
 
 
+BROKER_ROWS = 12  # the oldest entries, closest to being restored; the rest are counted
+
+
 def broker_html(snapshot: dict | None, run_tag: str) -> str:
     entries = (snapshot or {}).get("unacked") or []
     mine = [e for e in entries if e.get("run_tag") == run_tag]
+    mine.sort(key=lambda e: -(e.get("age") or 0))
     restored = [e for e in (snapshot or {}).get("restored") or [] if e.get("run_tag") == run_tag]
     context = {
         "oob": True,
         "snapshot": snapshot,
-        "mine": mine,
+        "mine": mine[:BROKER_ROWS],
+        "mine_count": len(mine),
+        "more": max(0, len(mine) - BROKER_ROWS),
         "others": len(entries) - len(mine),
-        "restored": restored,
+        "restored": restored[:BROKER_ROWS],
     }
     return render_to_string(f"{TEMPLATE}#broker", context)
 
 
+# Every watcher of a run gets the same broker panel: render it once per snapshot.
+_broker_frames: dict[str, tuple[object, str]] = {}
+
+
+def broker_frame(snapshot: dict | None, run_tag: str) -> str:
+    stamp = (snapshot or {}).get("at")
+    cached = _broker_frames.get(run_tag)
+    if cached is not None and stamp is not None and cached[0] == stamp:
+        return cached[1]
+    html = broker_html(snapshot, run_tag)
+    if len(_broker_frames) > 1000:
+        _broker_frames.clear()
+    _broker_frames[run_tag] = (stamp, html)
+    return html
+
+
 class RunConsumer(AsyncWebsocketConsumer):
+    """Group messages reach this socket through the process's hub for the group (hub.py),
+    not through its own channel: see there for why."""
+
     groups: list[str] = []
 
     async def connect(self) -> None:
         self.run = None
         self.joined: list[str] = []
         self.sent: set[int] = set()
+        self.ready = False
+        self.early: list[dict] = []  # hub messages that came while the backlog was read
+        self.fill_task: asyncio.Future | None = None
         run_id = self.scope["url_route"]["kwargs"]["run_id"]
         run = await owned_run(self.scope, run_id)
         if run is None:
@@ -106,7 +160,7 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         self.run = run
         # Join before reading the backlog: an event stored meanwhile arrives both ways and
-        # the seq check below drops the second copy; none can fall in between.
+        # the seq check drops the second copy; none can fall in between.
         await self._join(run.group)
         self.lane_tag = ""
         if run.status == "running":
@@ -114,38 +168,32 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.accept()
         high = await seq_high_water(run.id)
         html, seqs = await backlog(run)
-        self.sent = seqs
+        self.sent = set(seqs)
         await self.send(text_data=html + self._status("Live: connected."))
+        self.ready = True
+        early, self.early = self.early, []
+        await self.hub_deliver(early)
         # Workers publish an event before they store it. One published just before we joined
         # but not yet stored when we read the backlog would be lost: fetch such gaps later.
         self.gap = set(range(1, high + 1)) - seqs
         if self.gap:
-            self._fill_later(attempt=1)
+            self.fill_task = asyncio.ensure_future(self._fill())
 
-    def _fill_later(self, *, attempt: int) -> None:
-        async def later() -> None:
+    async def _fill(self) -> None:
+        for attempt in range(1, 4):
             await asyncio.sleep(FILL_DELAY * attempt)
-            await self.channel_layer.send(
-                self.channel_name, {"type": "lab.fill", "attempt": attempt}
-            )
-
-        self.fill_task = asyncio.ensure_future(later())
-
-    async def lab_fill(self, message: dict) -> None:
-        gap = self.gap - self.sent
-        if not gap:
-            return
-        found = await stored_events(self.run, gap)
-        for event in found:
-            if event["seq"] not in self.sent:
-                self.sent.add(event["seq"])
-                await self.send(text_data=render_event_html(event))
-        self.gap = gap - {e["seq"] for e in found}
-        if self.gap and message.get("attempt", 1) < 3:
-            self._fill_later(attempt=message.get("attempt", 1) + 1)
+            gap = self.gap - self.sent
+            if not gap:
+                return
+            found = await stored_events(self.run, gap)
+            for event in found:
+                if event["seq"] not in self.sent:
+                    self.sent.add(event["seq"])
+                    await self.send(text_data=render_event_html(event))
+            self.gap = gap - {e["seq"] for e in found}
 
     async def _join(self, group: str) -> None:
-        await self.channel_layer.group_add(group, self.channel_name)
+        await hub_join(group, self)
         self.joined.append(group)
 
     async def _broker_join(self, run) -> str:
@@ -159,11 +207,10 @@ class RunConsumer(AsyncWebsocketConsumer):
         return run_tag(run.id)
 
     async def disconnect(self, code: int) -> None:
-        task = getattr(self, "fill_task", None)
-        if task is not None:
-            task.cancel()
+        if self.fill_task is not None:
+            self.fill_task.cancel()
         for group in self.joined:
-            await self.channel_layer.group_discard(group, self.channel_name)
+            await hub_leave(group, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         """Watchers only listen; the one request understood is a resync. Anything else gets
@@ -173,7 +220,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         except (TypeError, ValueError):
             frame = None
         if isinstance(frame, dict) and frame.get("action") == "resync":
-            html, seqs = await backlog(self.run)
+            html, seqs = await backlog(self.run, fresh=True)
             self.sent |= seqs
             await self.send(text_data=html)
             return
@@ -184,32 +231,54 @@ class RunConsumer(AsyncWebsocketConsumer):
             )
         )
 
-    # --- group messages ------------------------------------------------------------------
+    # --- group messages, handed over by the hub ---------------------------------------------
 
-    async def lab_event(self, message: dict) -> None:
-        event = message.get("event") or {}
+    async def hub_deliver(self, messages: list[dict]) -> None:
+        """A batch of group messages in arrival order, sent to the browser as one frame."""
+        if not self.ready:
+            self.early.extend(messages)
+            return
+        parts = [self._html(message) for message in messages]
+        html = "".join(part for part in parts if part)
+        if html:
+            await self.send(text_data=html)
+
+    def _html(self, message: dict) -> str:
+        kind = message.get("type")
+        if kind == "lab.event":
+            event = message.get("event") or {}
+            if not self._fresh(event):
+                return ""
+            html = message.get("html")
+            return html if html is not None else render_event_html(event)
+        if kind == "lab.events":
+            events = message.get("events") or []
+            fresh = [e for e in events if self._fresh(e)]
+            html = message.get("html")
+            if html is not None and len(fresh) == len(events):
+                return html
+            return "".join(render_event_html(e) for e in fresh)
+        if kind == "lab.done":
+            return self._done_html(message.get("summary") or {})
+        if kind == "lab.broker" and self.lane_tag:
+            return broker_frame(message.get("snapshot"), self.lane_tag)
+        return ""
+
+    def _fresh(self, event: dict) -> bool:
         seq = event.get("seq")
-        if seq is not None:
-            if seq in self.sent:
-                return
-            self.sent.add(seq)
-        html = message.get("html")
-        if html is None:
-            html = render_event_html(event)
-        await self.send(text_data=html)
+        if seq is None:
+            return True
+        if seq in self.sent:
+            return False
+        self.sent.add(seq)
+        return True
 
-    async def lab_done(self, message: dict) -> None:
-        summary = message.get("summary") or {}
+    def _done_html(self, summary: dict) -> str:
         context = {"oob": True, "counts": summary, "final": True}
         context["prediction"] = summary.get("prediction", self.run.prediction)
         html = render_to_string(f"{TEMPLATE}#counters", context)
         html += render_to_string(f"{TEMPLATE}#prediction", context)
-        html += self._status(DONE_TEXT.get(summary.get("status"), "The run is over."))
-        await self.send(text_data=html)
-
-    async def lab_broker(self, message: dict) -> None:
-        if self.lane_tag:
-            await self.send(text_data=broker_html(message.get("snapshot"), self.lane_tag))
+        return html + self._status(DONE_TEXT.get(summary.get("status"), "The run is over."))
 
     def _status(self, text: str) -> str:
         return render_to_string(f"{TEMPLATE}#status", {"status_text": text})

@@ -77,6 +77,7 @@ def event_view(event: dict[str, Any]) -> dict[str, Any]:
         "worker": str(event.get("worker") or event.get("hostname") or ""),
         "redelivered": bool(event.get("redelivered")),
         "since": since,
+        "at": at,
         "t": t,
         "eta_t": eta_t,
         "eta": _num(event.get("eta")),
@@ -99,6 +100,7 @@ class Copy:
     redelivered: bool = False
     since: float | None = None
     seq: Any = None
+    at: float | None = None
     outcome: str = "waiting"
     end: float | None = None
 
@@ -149,6 +151,7 @@ class Picture:
                 redelivered=v["redelivered"],
                 since=v["since"],
                 seq=v["seq"],
+                at=v["at"],
             )
             self.receipts.append(c)
             line.copies.append(c)
