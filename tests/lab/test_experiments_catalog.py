@@ -199,3 +199,17 @@ def test_the_table_line_shows_pass_or_fail_and_the_failed_checks():
     _details(result, out)
     assert "FAIL [main] One delivery." in out.getvalue()
     assert "expected receipts = 1; observed 2" in out.getvalue()
+
+
+def test_pages_leave_a_broken_file_out_while_the_command_refuses_it(tmp_path):
+    import pytest
+
+    from teachlab.lab.experiments.catalog import CatalogError, experiments_load
+
+    (tmp_path / "tiny.yaml").write_text(GOOD)
+    (tmp_path / "broken.yaml").write_text(
+        GOOD.replace("slug: tiny", "slug: broken").replace("order: 1", "order: x")
+    )
+    assert [e.slug for e in experiments_load(directory=tmp_path)] == ["tiny"]
+    with pytest.raises(CatalogError, match="broken.yaml:2: `order` must be a whole number"):
+        experiments_load(directory=tmp_path, strict=True)

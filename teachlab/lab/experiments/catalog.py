@@ -6,6 +6,7 @@ a typo never reaches a learner as a half-working experiment.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
 from teachlab.lab.experiments.source import Located, YamlError, located_load
 
+log = logging.getLogger(__name__)
 EXPERIMENTS_DIR = Path(settings.BASE_DIR) / "lessons" / "experiments"
 LESSONS_DIR = Path(settings.BASE_DIR) / "lessons" / "content"
 
@@ -550,18 +552,31 @@ def catalog_validate(
     return sorted(experiments, key=lambda e: e.order), problems
 
 
-@lru_cache(maxsize=1)
-def _cached(directory: str, stamp: tuple) -> tuple[Experiment, ...]:
-    experiments, problems = catalog_validate(directory=Path(directory))
-    if problems:
-        raise CatalogError(problems)
-    return tuple(experiments)
+@lru_cache(maxsize=2)
+def _cached(directory: str, stamp: tuple, strict: bool) -> tuple[tuple[Experiment, ...], tuple]:
+    experiments, problems = catalog_validate(directory=Path(directory), check_lessons=strict)
+    return tuple(experiments), tuple(problems)
 
 
-def experiments_load(*, directory: Path = EXPERIMENTS_DIR) -> list[Experiment]:
-    """The validated catalog, in order; reloaded when a file changes."""
+def experiments_load(
+    *, directory: Path = EXPERIMENTS_DIR, strict: bool = False
+) -> list[Experiment]:
+    """The catalog in order, reloaded when a file changes.
+
+    Pages use the lenient form: a broken file is left out (and logged) instead of breaking
+    every page, and a renamed lesson claim does not hide an experiment that still runs.
+    `strict=True` (the command, the tests) refuses any problem, lesson references included.
+    """
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.yaml")))
-    return list(_cached(str(directory), stamp))
+    if strict:
+        lessons = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(LESSONS_DIR.glob("*.yaml")))
+        stamp = (*stamp, *lessons)
+    experiments, problems = _cached(str(directory), stamp, strict)
+    if problems and strict:
+        raise CatalogError(list(problems))
+    for problem in problems:
+        log.warning("experiment file left out: %s", problem)
+    return list(experiments)
 
 
 def experiment_get(*, slug: str) -> Experiment | None:

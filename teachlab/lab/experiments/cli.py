@@ -69,7 +69,7 @@ def experiment_command(
 ) -> int:
     """Returns the exit status: 0 when every check of every experiment passed."""
     try:
-        catalog = experiments_load()
+        catalog = experiments_load(strict=True)
     except CatalogError as exc:
         out.write(f"The experiment files have problems:\n{exc}\n")
         return 2
