@@ -163,7 +163,7 @@ def test_validateexperiments_prints_each_problem_with_file_and_line(tmp_path):
     assert done.returncode == 1
     assert "tiny.yaml:21: `per` must be one of run, task, not 'tasks'" in done.stderr
     ok = manage("validateexperiments", check=False)
-    assert ok.returncode == 0 and "12 experiments OK" in ok.stdout
+    assert ok.returncode == 0 and "13 experiments OK" in ok.stdout
 
 
 def test_lab_experiment_lists_the_set_and_refuses_unknown_names():
@@ -171,7 +171,7 @@ def test_lab_experiment_lists_the_set_and_refuses_unknown_names():
 
     listed = manage("lab", "experiment", "--list")
     lines = listed.stdout.strip().splitlines()
-    assert len(lines) == 12 and "crash-vs-warm-shutdown" in listed.stdout
+    assert len(lines) == 13 and "crash-vs-warm-shutdown" in listed.stdout
     unknown = manage("lab", "experiment", "no-such-experiment", check=False)
     assert unknown.returncode == 2
     assert "No experiment called no-such-experiment" in unknown.stdout
