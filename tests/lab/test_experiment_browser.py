@@ -63,6 +63,13 @@ def test_an_experiment_is_completed_in_the_browser_from_its_lesson_page(
     expect(page.locator('a[href="/q/raise-visibility-timeout/solid/"]').first).to_be_visible()
     assert _serious(page) == []
 
+    # The copies-per-task page of that run passes the same scan.
+    run_href = page.locator(".watch .params a").first.get_attribute("href")
+    run_id = run_href.rstrip("/").rsplit("/", 1)[-1]
+    page.goto(f"{live_server_url}/lab/experiments/runs/{run_id}/")
+    expect(page.locator(".hist-bars li")).to_have_count(1)  # one task, run 3+ times
+    assert _serious(page) == []
+
     # The prediction was stored: the attempt page shows it again after a reload.
     page.goto(attempt_url)
     expect(page.locator(".your-prediction")).to_have_text("3 receipts")

@@ -168,3 +168,22 @@ def test_a_finished_batch_shows_copies_per_task_and_receipts_over_time(client, s
     assert "Amplification: <strong>2.00×</strong>" in text  # (3×1 + 3×3) / 6
     assert "1×</span>" in text and "3×</span>" in text
     assert "Receipts over time" in text
+
+
+def test_any_run_of_the_learner_has_a_copies_per_task_page_and_fragment(client, settings):
+    from teachlab.lab.models import Run, RunEvent
+
+    client, learner = _learner_client(settings)
+    run = Run.objects.create(learner=learner, lane="redis-short", task_ids=["a"], fired_at=1000.0)
+    for seq, (kind, t) in enumerate((("received", 0.0), ("received", 11.0), ("started", 25.0))):
+        RunEvent.objects.create(
+            run=run, seq=seq + 1, kind=kind, task_id="a", index=0, copy=1 + (seq == 1),
+            worker="w", redelivered=seq == 1, at=1000.0 + t, t=t,
+        )  # fmt: skip
+    page = client.get(f"/lab/experiments/runs/{run.id}/").content.decode()
+    assert "Tasks by how many times their body ran" in page and "Amplification" in page
+    fragment = client.get(f"/lab/experiments/runs/{run.id}/", HTTP_HX_REQUEST="true")
+    assert "<html" not in fragment.content.decode()
+    assert "hist-bars" in fragment.content.decode()
+    stranger = Client()
+    assert stranger.get(f"/lab/experiments/runs/{run.id}/").status_code == 404

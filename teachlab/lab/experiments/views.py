@@ -215,3 +215,16 @@ def attempt_status(request: HttpRequest, slug: str, attempt_id: str) -> HttpResp
         return HttpResponseClientRefresh()
     context = _attempt_context(request, experiment, attempt)
     return render(request, f"{TEMPLATE}#status", context)
+
+
+@require_GET
+def run_charts(request: HttpRequest, run_id: str) -> HttpResponse:
+    from teachlab.lab.runs import run_for_learner
+
+    run = run_for_learner(run_id, learner_for_request(request))
+    if run is None:
+        raise Http404("No such run.")
+    context = {"run": run, "charts": charts_for_run(run=run, force=True)}
+    if request.htmx:
+        return render(request, "lab/experiment_charts.html#charts", context)
+    return render(request, "lab/experiment_run_charts.html", context)
