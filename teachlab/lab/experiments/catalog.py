@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
+from lessons.loader import display_path
 from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
 from teachlab.lab.experiments.source import Located, YamlError, located_load
@@ -527,11 +528,7 @@ def catalog_validate(
     experiments: list[Experiment] = []
     problems: list[Problem] = []
     for path in sorted(directory.glob("*.yaml")):
-        file = (
-            str(path.relative_to(settings.BASE_DIR))
-            if path.is_relative_to(settings.BASE_DIR)
-            else str(path)
-        )
+        file = display_path(path)  # the lessons validator's rule: project-relative paths
         experiment, found = experiment_validate(
             file=file, text=path.read_text(encoding="utf-8"), lessons=lessons, lanes=lanes
         )
