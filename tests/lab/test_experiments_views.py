@@ -187,3 +187,21 @@ def test_any_run_of_the_learner_has_a_copies_per_task_page_and_fragment(client, 
     assert "hist-bars" in fragment.content.decode()
     stranger = Client()
     assert stranger.get(f"/lab/experiments/runs/{run.id}/").status_code == 404
+
+
+def test_the_status_poll_shows_the_step_and_refreshes_when_a_run_fires_or_it_ends(client, settings):
+    client, learner = _learner_client(settings)
+    attempt = Attempt.objects.create(
+        learner=learner, slug="crash-vs-warm-shutdown", step="crash: crashed (SIGKILL) w1"
+    )
+    url = f"/lab/experiments/crash-vs-warm-shutdown/attempts/{attempt.id}/status/"
+    polled = client.get(f"{url}?known=0", HTTP_HX_REQUEST="true")
+    assert "crash: crashed (SIGKILL) w1" in polled.content.decode()
+    assert 'hx-trigger="every 1s"' in polled.content.decode()
+    attempt.runs = {"crash": "some-run-id"}
+    attempt.save()
+    assert client.get(f"{url}?known=0").headers.get("HX-Refresh") == "true"
+    assert client.get(f"{url}?known=nonsense").headers.get("HX-Refresh") == "true"
+    attempt.status = Attempt.Status.DONE
+    attempt.save()
+    assert client.get(f"{url}?known=1").headers.get("HX-Refresh") == "true"

@@ -213,7 +213,12 @@ def attempt_status(request: HttpRequest, slug: str, attempt_id: str) -> HttpResp
         known = 0
     if attempt.status != Attempt.Status.RUNNING or len(attempt.runs) != known:
         return HttpResponseClientRefresh()
-    context = _attempt_context(request, experiment, attempt)
+    context = {
+        "experiment": experiment,
+        "attempt": attempt,
+        "known_runs": known,
+        "watch_name": request.GET.get("watch", "")[:40],
+    }
     return render(request, f"{TEMPLATE}#status", context)
 
 
