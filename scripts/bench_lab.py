@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.cookiejar
+import os
 import re
 import statistics
 import sys
@@ -99,8 +100,16 @@ def browser_watch(base: str, run_id: str, session: str, seconds: float) -> list[
         page.add_init_script(
             """
             window.__lags = [];
+            window.__arrivals = [];
             document.addEventListener('DOMContentLoaded', () => {
               const start = Date.now() / 1000;
+              document.getElementById('live').addEventListener('htmx:wsBeforeMessage', (e) => {
+                const now = Date.now() / 1000;
+                for (const m of e.detail.message.matchAll(/data-at="([0-9.]+)"/g)) {
+                  const at = parseFloat(m[1]);
+                  if (at >= start) window.__arrivals.push(now - at);
+                }
+              });
               new MutationObserver((records) => {
                 const now = Date.now() / 1000;
                 for (const r of records) for (const n of r.addedNodes) {
@@ -118,7 +127,9 @@ def browser_watch(base: str, run_id: str, session: str, seconds: float) -> list[
         page.goto(f"{base}/lab/runs/{run_id}/")
         page.wait_for_timeout(seconds * 1000)
         lags = page.evaluate("window.__lags")
+        arrivals = page.evaluate("window.__arrivals")
         browser.close()
+    report("Chromium, socket message event (before htmx swaps it)", arrivals)
     return lags
 
 
@@ -149,6 +160,9 @@ async def main_async(args) -> None:
             None, browser_watch, args.base, run_id, session, args.seconds
         )
     url = f"{ws_base}/ws/lab/runs/{run_id}/"
+    if args.clients == 0:
+        report("Chromium page (signal -> row/cell in the DOM)", await browser_task)
+        return
     frames = await asyncio.gather(
         *(client(url, args.base, session, until, lags) for _ in range(args.clients))
     )
@@ -156,6 +170,8 @@ async def main_async(args) -> None:
     report(f"{args.clients} WebSocket clients (signal -> frame received)", lags)
     if browser_task is not None:
         report("Chromium page (signal -> row/cell in the DOM)", await browser_task)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average during the run: {load} ({os.cpu_count()} cores)")
 
 
 def main() -> None:
