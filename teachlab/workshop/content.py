@@ -19,7 +19,16 @@ METRICS = {
     "executions": "executions (bodies that ran)",
     "duplicates": "duplicate deliveries",
     "suppressed": "copies the guard suppressed",
+    "max_receipts": "receipts of the most-delivered task",
 }
+
+
+def observed_value(summary: dict, metric: str) -> int:
+    """The number a room predicted, read from the lab's run_summary()."""
+    if metric == "max_receipts":
+        per_task = summary.get("per_task") or {}
+        return max((int(row.get("received") or 0) for row in per_task.values()), default=0)
+    return int(round(float(summary.get(metric) or 0)))
 
 
 def questions():

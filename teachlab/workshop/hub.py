@@ -113,7 +113,11 @@ class RoomHub:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - one bad message must not silence the room
+                # redis-py turns a cancelled read into TimeoutError: a stopping hub must stop.
+                if asyncio.current_task().cancelling():
+                    raise
                 log.exception("workshop hub %s: message dropped", self.room_id)
+                await asyncio.sleep(0.2)  # a Redis hiccup: do not spin
 
     async def dispatch(self, message: dict) -> None:
         kind = message.get("type")

@@ -205,7 +205,7 @@ def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool
         if run.status == Run.Status.RUNNING:
             raise WorkshopError("The run is still going: wait for its last receipts.")
         summary = run_summary(run)
-    observed = int(round(float(summary.get(shared.metric) or 0)))
+    observed = content.observed_value(summary, shared.metric)
     stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(observed=observed)
     if stored:
         shared.observed = observed

@@ -238,3 +238,64 @@ async def test_a_socket_from_another_origin_is_refused(room):
     )
     connected, _ = await comm.connect()
     assert not connected
+
+
+def _shared_run_for(room, instructor) -> str:
+    """A fired shared run of the room, as shared_run_fire leaves it (no broker needed)."""
+    from django.utils import timezone
+
+    from lessons.models import Learner
+    from teachlab.lab.models import Run
+    from teachlab.workshop.models import SharedRun
+
+    learner, _ = Learner.objects.get_or_create(user=instructor)
+    run = Run.objects.create(
+        learner=learner, lane="redis-short", params={"count": 1}, task_ids=["task-1"],
+        label=f"room:{room.code}",
+    )  # fmt: skip
+    shared = SharedRun.objects.create(
+        room=room, title="one task", prompt="How many?", run_id=run.id, fired_at=timezone.now()
+    )
+    Room.objects.filter(pk=room.pk).update(shared_run=shared)
+    return run.id
+
+
+def _event(run_id: str, seq: int, kind: str) -> dict:
+    return {
+        "type": "lab.event",
+        "event": {
+            "run": run_id, "seq": seq, "kind": kind, "task_id": "task-1", "index": 0,
+            "copy": 1, "worker": "w1", "redelivered": False, "at": 0.0, "t": 0.1,
+            "counts": {"tasks": 1, "receipts": 1, "executions": int(kind == "finished")},
+        },
+    }  # fmt: skip
+
+
+@asynctest
+async def test_the_rooms_run_events_reach_its_screens_once_and_no_other_room(instructor):
+    from channels.layers import get_channel_layer
+
+    from teachlab.lab.runs import run_group
+
+    room_a = await db(rooms.room_create)(instructor=instructor, title="A")
+    room_b = await db(rooms.room_create)(instructor=instructor, title="B")
+    run_id = await db(_shared_run_for)(room_a, instructor)
+    watcher = await join_socket(await db(rooms.seat_join)(room=room_a, nickname="ana"))
+    other = await join_socket(await db(rooms.seat_join)(room=room_b, nickname="bo"))
+    layer = get_channel_layer()
+    # Joining mid-run, the hub first redraws the run from what the lab stored (nothing yet).
+    await receive_until(watcher, 'id="ws-live"')
+
+    await layer.group_send(run_group(run_id), _event(run_id, 1, "received"))
+    frame = await receive_until(watcher, 'id="rc-task-1-1"')
+    assert 'hx-swap-oob="beforeend:#receipts-body"' in frame
+    assert 'data-counter="receipts">1<' in frame
+    # The same event again (a redraw and a live push can overlap): not drawn twice.
+    await layer.group_send(run_group(run_id), _event(run_id, 1, "received"))
+    assert await watcher.receive_nothing(timeout=0.5)
+    await layer.group_send(run_group(run_id), _event(run_id, 2, "finished"))
+    frame = await receive_until(watcher, 'id="out-task-1-1"')
+    assert "executed" in frame
+    assert await other.receive_nothing(timeout=0.5)
+    await watcher.disconnect()
+    await other.disconnect()

@@ -121,7 +121,9 @@ def test_only_the_rooms_instructor_or_staff_can_present_drive_or_read_results(ro
             {"question": question.slug, "tier": "senior"},
         )
         assert response.status_code in (302, 403)
-        assert client.post(reverse("workshop:close", args=[room.code])).status_code in (302, 403)
+        for action in ("claim", "reveal", "run", "fire", "outcome", "close"):
+            response = client.post(reverse(f"workshop:{action}", args=[room.code]), {})
+            assert response.status_code in (302, 403), action
     room.refresh_from_db()
     assert room.question_slug == "" and room.closed_at is None
     colleague = _driver(make_user("colleague", staff=True))
