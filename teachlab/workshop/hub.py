@@ -49,6 +49,7 @@ class RoomHub:
         self.catching: list[dict] | None = None  # live events seen while catching up
         self.seqs: set[int] = set()  # event numbers the screens already hold
         self.catch_up: asyncio.Task | None = None
+        self.stopping = False
 
     async def start(self, run_id: str = "") -> None:
         self.channel = await self.layer.new_channel()
@@ -58,10 +59,11 @@ class RoomHub:
         self.task = asyncio.create_task(self.pump(), name=f"workshop-hub-{self.room_id}")
 
     async def stop(self) -> None:
+        self.stopping = True
         if self.task is not None:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+                await asyncio.wait_for(self.task, timeout=2)
         for task in (self.flusher, self.catch_up):
             if task is not None:
                 task.cancel()
@@ -113,9 +115,9 @@ class RoomHub:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - one bad message must not silence the room
-                # redis-py turns a cancelled read into TimeoutError: a stopping hub must stop.
-                if asyncio.current_task().cancelling():
-                    raise
+                # redis-py can turn a cancelled read into TimeoutError: a stopping hub stops.
+                if self.stopping or asyncio.current_task().cancelling():
+                    return
                 log.exception("workshop hub %s: message dropped", self.room_id)
                 await asyncio.sleep(0.2)  # a Redis hiccup: do not spin
 
