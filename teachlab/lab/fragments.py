@@ -74,6 +74,7 @@ def event_view(event: dict[str, Any]) -> dict[str, Any]:
         "task_id": task_id,
         "dom": dom_id(task_id),
         "copy": int(_num(event.get("copy"), 1) or 1),
+        "lane": (int(_num(event.get("copy"), 1) or 1) - 1) % 3,
         "worker": str(event.get("worker") or event.get("hostname") or ""),
         "redelivered": bool(event.get("redelivered")),
         "since": since,
@@ -103,6 +104,12 @@ class Copy:
     at: float | None = None
     outcome: str = "waiting"
     end: float | None = None
+
+    @property
+    def lane(self) -> int:
+        """Copies of one task are drawn on three alternating tracks so they do not hide
+        each other where they overlap."""
+        return (self.copy - 1) % 3
 
     @property
     def window_end(self) -> float | None:
