@@ -100,7 +100,7 @@ def worker_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
         raise Http404("No such worker action.")
     learner = learner_for_request(request)
     try:
-        throttle_check(key=f"worker:{learner.pk}", limit=settings.LAB_RUNS_PER_MINUTE * 3)
+        throttle_check(key=f"worker:{learner.key}", limit=settings.LAB_RUNS_PER_MINUTE * 3)
         act(name=name)
     except ThrottleExceeded as exc:
         return _worker_message(request, str(exc), status=429)

@@ -185,3 +185,18 @@ def test_staff_get_the_worker_controls(settings):
     client.force_login(user)
     page = client.get("/lab/").content.decode()
     assert 'id="workers"' in page
+
+
+def test_worker_controls_are_rate_limited_with_a_message(settings):
+    settings.LAB_LOCAL_CONTROLS = False
+    settings.LAB_RUNS_PER_MINUTE = 1  # worker actions allow three times this per minute
+    user = User.objects.create_user("busy-teacher", password="a-long-password-9", is_staff=True)
+    client = Client()
+    client.force_login(user)
+    answers = [
+        client.post("/lab/workers/no-such-worker/restart/", headers={"HX-Request": "true"})
+        for _ in range(4)
+    ]
+    assert all(a.status_code == 200 for a in answers)  # htmx swaps the panel with the message
+    assert "no lab worker called" in answers[0].content.decode()
+    assert "more than 3" in answers[3].content.decode()
