@@ -166,3 +166,29 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
     assert 'id="rc-task-a-3"' in await watcher.receive_from(timeout=5)
     await sender.disconnect()
     await watcher.disconnect()
+
+
+@asynctest
+async def test_an_event_published_before_joining_but_stored_after_still_arrives():
+    """Workers publish, then store. A socket joining in between sees neither copy at first;
+    the seq counter in Redis says one is missing, and it is fetched once stored."""
+    from teachlab.lab.store import app_redis
+
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=2)
+    await sync_to_async(app_redis().set)(f"lab:run:{run.id}:seq", 3)
+    ws = _communicator(run.id, key)
+    assert (await ws.connect())[0]
+    backlog = await ws.receive_from(timeout=5)
+    assert 'id="rc-task-a-3"' not in backlog
+
+    def store_third() -> None:
+        RunEvent.objects.create(
+            run=run, seq=3, kind="received", task_id="task-a", index=0, copy=3,
+            worker="redis-short-1@test", redelivered=True, at=time.time(), t=20.0,
+        )  # fmt: skip
+
+    await sync_to_async(store_third)()
+    late = await ws.receive_from(timeout=5)
+    assert 'id="rc-task-a-3"' in late
+    await ws.disconnect()
