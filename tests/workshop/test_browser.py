@@ -156,6 +156,9 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
         expect(page.locator("#ws-outcome .observed")).to_have_text("3", timeout=30_000)
         expect(page.locator("#ws-outcome .closest")).to_contain_text("Ana")
 
+    people[1].screenshot(path=str(ARTIFACTS / "workshop-phone-run.png"), full_page=True)
+    assert serious_violations(people[1]) == []
+
     # The results page and the join page pass the same scan.
     teacher.goto(f"{base}/workshop/r/{code}/results/")
     expect(teacher.locator("table.results").first).to_contain_text("Chidi")
