@@ -53,10 +53,6 @@ class Room(models.Model):
     def is_open(self) -> bool:
         return self.closed_at is None
 
-    @property
-    def group_name(self) -> str:
-        return f"workshop.room.{self.pk}"
-
 
 class Seat(models.Model):
     """One participant in one room; the token in their cookie brings them back to it."""

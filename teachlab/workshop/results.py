@@ -13,7 +13,7 @@ from teachlab.workshop.predictions import outcome
 
 def participant_rows(room: Room) -> list[dict]:
     rounds = {cr.pk: cr for cr in room.claim_rounds.all()}
-    closest: dict[int, int] = {}
+    closest: dict[str, int] = {}  # nickname -> runs where they came closest
     for shared in room.shared_runs.filter(observed__isnull=False):
         result = outcome(shared)
         for name in result.closest if result else []:
