@@ -101,17 +101,32 @@ def question():
     pytest.fail("no lesson question with claims; lessons/content is empty")
 
 
+def _renamed(argv: list[str]) -> list[str]:
+    i = argv.index("--name") + 1
+    return [*argv[:i], f"{argv[i]}-room", *argv[i + 1 :]]
+
+
 @pytest.fixture(scope="session")
 def room_lab(live_server_url):
-    """Real redis-short workers and the lab monitor (which settles runs and says so), on the
-    session's private Redis and file database, for rooms that fire a shared run."""
+    """redis-short workers and the lab monitor (which settles runs and says so), on the
+    session's private Redis and file database, for rooms that fire a shared run.
+
+    When the lab's own session workers are already alive (tests/lab ran first), they are
+    used; otherwise two workers of our own, under names of their own so the lab's worker
+    registry and controls never mistake them for the lab tests' workers.
+    """
     import subprocess
     import sys
 
+    from teachlab.lab.workers import workers_list
     from tests.lab.workerpool import LabWorkers
     from tests.stack import BASE_DIR, test_env
 
-    workers = LabWorkers(["redis-short"])
+    workers = None
+    if not any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
+        workers = LabWorkers(["redis-short"])
+        workers.specs = {f"{name}-room": _renamed(argv) for name, argv in workers.specs.items()}
+        workers.restarts = dict.fromkeys(workers.specs, 0)
     monitor = subprocess.Popen(
         [sys.executable, "manage.py", "lab", "monitor"],
         cwd=BASE_DIR,
@@ -120,9 +135,11 @@ def room_lab(live_server_url):
         stderr=subprocess.DEVNULL,
     )
     try:
-        workers.start(timeout=90)
+        if workers is not None:
+            workers.start(timeout=90)
         yield workers
     finally:
         monitor.terminate()
         monitor.wait(timeout=10)
-        workers.stop()
+        if workers is not None:
+            workers.stop()
