@@ -12,11 +12,17 @@ from teachlab.lab.runs import run_events
 
 
 def replay_frames(run) -> dict[str, Any]:
+    events = run_events(run)
     frames = [
         {"seq": event["seq"], "t": event.get("t") or 0, "html": render_event_html(event)}
-        for event in run_events(run)
+        for event in events
     ]
     reset = render_to_string(
         f"{TEMPLATE}#counters", {"oob": True, "counts": {"tasks": len(run.task_ids or [])}}
     )
+    if frames:
+        # The last frame also states the prediction against the final count.
+        final = {"oob": True, "final": True, "prediction": run.prediction}
+        final["counts"] = events[-1].get("counts") or {}
+        frames[-1]["html"] += render_to_string(f"{TEMPLATE}#prediction", final)
     return {"run": run.id, "events": frames, "reset": reset}
