@@ -165,6 +165,9 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
     assert serious_violations(teacher) == []
     people[0].goto(f"{base}/workshop/join/?code={code}")
     assert serious_violations(people[0]) == []
+    teacher.goto(f"{base}/workshop/")
+    expect(teacher.locator(".my-rooms")).to_contain_text(code)
+    assert serious_violations(teacher) == []
 
     for page in people:
         page.context.close()

@@ -180,6 +180,9 @@ async def test_a_vote_before_the_reveal_replaces_and_after_it_is_refused(
     assert "Costs you the question" in await receive_until(voter, 'id="ws-myvote"')
     assert ">1</strong> of 2 answered" in await receive_until(presenter, 'id="ws-answered"')
 
+    # The running count is the presenter's: other participants see nothing until the reveal.
+    assert await watcher.receive_nothing(timeout=0.5)
+
     await send(presenter, action="reveal")
     right = "it holds up" if claim.holds else "it costs you the question"
     for comm in (voter, watcher, presenter):
