@@ -36,7 +36,7 @@ def send(room, *, participant: str = "", presenter: str = "", **extra) -> None:
         if layer is not None:
             async_to_sync(layer.group_send)(group, message)
 
-    transaction.on_commit(push)
+    transaction.on_commit(push, robust=True)  # a lost broadcast must not undo the change
 
 
 def stage_changed(*, room) -> None:
@@ -126,7 +126,7 @@ def follow_run(*, room, run_id: str) -> None:
         if layer is not None:
             async_to_sync(layer.group_send)(group, {"type": "room.follow", "run_id": run_id})
 
-    transaction.on_commit(push)
+    transaction.on_commit(push, robust=True)  # a lost broadcast must not undo the change
 
 
 def room_closed(*, room) -> None:
