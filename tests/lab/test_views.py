@@ -200,3 +200,34 @@ def test_worker_controls_are_rate_limited_with_a_message(settings):
     assert all(a.status_code == 200 for a in answers)  # htmx swaps the panel with the message
     assert "no lab worker called" in answers[0].content.decode()
     assert "more than 3" in answers[3].content.decode()
+
+
+def test_an_eta_in_the_past_is_refused_with_a_reason(client):
+    response = client.post(
+        "/lab/", {"lane": "redis-short", "eta": "2020-01-01T10:00:00", "count": "1"}
+    )
+    assert response.status_code == 400
+    assert "in the past" in response.content.decode()
+    assert not Run.objects.exists()
+
+
+def test_firing_at_an_unreachable_broker_says_how_to_get_it_and_stores_nothing(client, settings):
+    settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
+    response = client.post("/lab/", {"lane": "rabbit-quorum", "countdown": "1", "count": "1"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "does not answer" in page and "rabbitmq-server" in page
+    assert not Run.objects.exists()
+
+
+def test_a_valid_form_fires_the_run_and_opens_its_page(client, learner):
+    response = client.post(
+        "/lab/",
+        {"lane": "redis-short", "countdown": "0", "count": "2", "spacing": "1", "prediction": "2"},
+    )
+    run = Run.objects.get(learner=learner)
+    assert response.status_code == 302
+    assert response["Location"] == f"/lab/runs/{run.id}/"
+    assert run.params["count"] == 2 and run.params["spacing"] == 1
+    assert run.prediction == 2
+    assert len(run.task_ids) == 2
