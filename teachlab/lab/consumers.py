@@ -169,6 +169,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         high = await seq_high_water(run.id)
         html, seqs = await backlog(run)
         self.sent = set(seqs)
+        if self.lane_tag:
+            # One look now, so the panel is not empty until the monitor's next snapshot.
+            html += broker_html(await broker_look(run.lane), self.lane_tag)
         await self.send(text_data=html + self._status("Live: connected."))
         self.ready = True
         early, self.early = self.early, []

@@ -192,3 +192,16 @@ async def test_an_event_published_before_joining_but_stored_after_still_arrives(
     late = await ws.receive_from(timeout=5)
     assert 'id="rc-task-a-3"' in late
     await ws.disconnect()
+
+
+@asynctest
+async def test_a_running_redis_run_gets_a_first_look_inside_the_broker_on_connect():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=1)
+    run.status = Run.Status.RUNNING
+    await sync_to_async(run.save)(update_fields=["status"])
+    ws = _communicator(run.id, key)
+    assert (await ws.connect())[0]
+    first = await ws.receive_from(timeout=5)
+    assert 'id="broker"' in first and "Queue length" in first
+    await ws.disconnect()
