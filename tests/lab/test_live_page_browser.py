@@ -56,6 +56,23 @@ def test_a_run_fired_from_the_page_streams_every_receipt_live(page, live_server_
     expect(page.locator("#receipts-body td.outcome.executed")).to_have_count(4)
     expect(page.locator(".timeline .tl-copy")).to_have_count(4)
 
+    # The timeline draws both copies of a task as held until the same run time, and the
+    # first copy's bar stays visible under the second copy's timeout window.
+    page.locator(".timeline").scroll_into_view_if_needed()
+    bars = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.tl-row')).map(row =>
+            Array.from(row.querySelectorAll('.tl-hold')).map(bar => {
+              const r = bar.getBoundingClientRect();
+              const hit = document.elementFromPoint(r.right - 2, r.top + r.height / 2);
+              return {left: r.left, right: r.right, visible: hit === bar};
+            }))"""
+    )
+    assert len(bars) == 2
+    for first, second in bars:
+        assert first["left"] < second["left"]
+        assert abs(first["right"] - second["right"]) < 8  # both ran at the ETA
+        assert first["visible"] and second["visible"]
+
 
 def test_a_page_reloaded_mid_run_shows_the_events_so_far_once_and_goes_on(
     page, live_server_url, lab_stack
