@@ -14,6 +14,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
+from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE, picture_from, render_event_html
 from teachlab.lab.hub import hub_join, hub_leave
 
@@ -203,7 +204,10 @@ class RunConsumer(AsyncWebsocketConsumer):
         from teachlab.lab.broker import run_tag
         from teachlab.lab.lanes import lane_get
 
-        lane = await database_sync_to_async(lane_get)(run.lane)
+        try:
+            lane = await database_sync_to_async(lane_get)(run.lane)
+        except LabError:  # a lane taken out of the configuration since the run
+            return ""
         if lane.kind != "redis":
             return ""
         await self._join(f"lab.broker.{lane.name}")
