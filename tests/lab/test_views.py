@@ -231,3 +231,13 @@ def test_a_valid_form_fires_the_run_and_opens_its_page(client, learner):
     assert run.params["count"] == 2 and run.params["spacing"] == 1
     assert run.prediction == 2
     assert len(run.task_ids) == 2
+
+
+def test_a_running_run_page_connects_its_socket_and_offers_no_replay(client, learner):
+    run = _run(learner)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)
+    page = client.get(f"/lab/runs/{run.id}/").content.decode()
+    assert 'hx-ext="ws"' in page
+    assert f'ws-connect="/ws/lab/runs/{run.id}/"' in page
+    assert "data-replay-speed" not in page
+    assert "Inside Redis" in page
