@@ -137,10 +137,10 @@ CHANNEL_LAYERS = {
         },
     }
 }
-# TEACHLAB_CHANNEL_LAYER=pubsub: Redis pub/sub instead of per-channel lists. A group message
-# crosses Redis once per server process instead of being popped per socket in several round
+# TEACHLAB_CHANNEL_LAYER: "pubsub" (default) or "core" (channels-redis' list-based layer).
+# Pub/sub instead of per-channel lists: a group message crosses Redis once per server process instead of being popped per socket in several round
 # trips; with 50 sockets on one run, p95 went from ~200 ms to ~20 ms (teachlab/lab/README.md).
-if env("CHANNEL_LAYER", "core") == "pubsub":
+if env("CHANNEL_LAYER", "pubsub") == "pubsub":
     CHANNEL_LAYERS["default"] = {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
         "CONFIG": {
@@ -163,8 +163,8 @@ LAB_MAX_COUNTDOWN = env_int("LAB_MAX_COUNTDOWN", 3 * 60 * 60)
 LAB_MAX_RUNS_AT_ONCE = env_int("LAB_MAX_RUNS_AT_ONCE", 3)
 LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
 # Workers send a burst of one run's events as one `lab.events` channel message (see
-# teachlab/lab/README.md); off until every consumer of run groups handles that type.
-LAB_EVENT_BATCHES = env_bool("LAB_EVENT_BATCHES", False)
+# teachlab/lab/README.md); the lab consumer and the workshop hub both take that type.
+LAB_EVENT_BATCHES = env_bool("LAB_EVENT_BATCHES", True)
 # Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
 # restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
 LAB_EXTRA_LANES = [

@@ -138,6 +138,14 @@ class RoomHub:
             if self.catching is not None:
                 self.catching.append(message)
             self.take_event(message)
+        elif kind == "lab.events":
+            # A worker's burst, batched (LAB_EVENT_BATCHES): taken one event at a time, since
+            # the room draws its own frames and dedupes by seq.
+            for event in message.get("events") or []:
+                single = {"type": "lab.event", "event": event}
+                if self.catching is not None:
+                    self.catching.append(single)
+                self.take_event(single)
         elif kind == "lab.done":
             await database_sync_to_async(run_done)(
                 room_id=self.room_id,

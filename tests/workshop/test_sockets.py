@@ -302,3 +302,23 @@ async def test_the_rooms_run_events_reach_its_screens_once_and_no_other_room(ins
     assert await other.receive_nothing(timeout=0.5)
     await watcher.disconnect()
     await other.disconnect()
+
+
+@asynctest
+async def test_a_batched_burst_of_run_events_reaches_the_room_screens(instructor):
+    from channels.layers import get_channel_layer
+
+    from teachlab.lab.runs import run_group
+
+    room = await db(rooms.room_create)(instructor=instructor, title="batched")
+    run_id = await db(_shared_run_for)(room, instructor)
+    watcher = await join_socket(await db(rooms.seat_join)(room=room, nickname="cy"))
+    await receive_until(watcher, 'id="ws-live"')
+
+    # Workers send a burst as one `lab.events` message when LAB_EVENT_BATCHES is on.
+    burst = [_event(run_id, 1, "received")["event"], _event(run_id, 2, "finished")["event"]]
+    await get_channel_layer().group_send(run_group(run_id), {"type": "lab.events", "events": burst})
+    await receive_until(watcher, 'id="rc-task-1-1"')
+    frame = await receive_until(watcher, "executed")
+    assert 'id="out-task-1-1"' in frame
+    await watcher.disconnect()
