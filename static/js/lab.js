@@ -67,6 +67,18 @@
     var el = document.getElementById("live-status");
     if (el) el.textContent = text;
   }
+  // Two workers' messages can cross on the way, so an older count may arrive after a newer
+  // one: keep whichever counters carry the highest event number (the final summary wins).
+  document.body.addEventListener("htmx:oobBeforeSwap", function (ev) {
+    var target = ev.detail.target;
+    if (!target || (target.id !== "counters" && target.id !== "prediction")) return;
+    var frag = ev.detail.fragment;
+    var incoming = frag && (frag.id === target.id ? frag : frag.querySelector && frag.querySelector("#" + target.id));
+    if (!incoming) return;
+    var have = target.getAttribute("data-seq"), got = incoming.getAttribute("data-seq");
+    if (have === "final" && got !== "final") { ev.detail.shouldSwap = false; return; }
+    if (have && got && got !== "final" && Number(got) < Number(have)) ev.detail.shouldSwap = false;
+  });
   live.addEventListener("htmx:wsOpen", function () { status("Live: connected."); });
   live.addEventListener("htmx:wsClose", function () { status("Connection lost; reconnecting…"); });
 
