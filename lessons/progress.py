@@ -273,13 +273,16 @@ def progress_merge(*, source: Learner, target: Learner) -> None:
                 kept.delete()
             item.learner = target
             item.save(update_fields=["learner"])
+        # Lab runs and guided-experiment attempts belong to whoever fired them: they follow
+        # the learner into the account, so the runs page on any device lists them.
+        source.lab_runs.update(learner=target)
+        source.experiment_attempts.update(learner=target)
 
 
 @receiver(user_logged_in, dispatch_uid="lessons.progress.merge_on_sign_in")
 def merge_on_sign_in(sender, request, user, **kwargs) -> None:
     """Signing in keeps what this browser did anonymously: it joins the account's progress.
-    The anonymous learner row stays (lab runs and workshop seats may hang off it), empty of
-    progress."""
+    The anonymous learner row stays, empty; workshop seats are tied to a seat cookie, not to it."""
     session = getattr(request, "session", None)
     key = session.get(SESSION_KEY) if session is not None else None
     anonymous = Learner.objects.filter(key=key, user__isnull=True).first() if key else None

@@ -253,3 +253,17 @@ def test_signing_up_keeps_the_progress_made_before(client):
     assert Learner.objects.get(user__username="cy").quiz_attempts.count() == 1
     bad = client.post("/accounts/signup/", {"username": "", "password1": "x", "password2": "y"})
     assert bad.status_code == 400 and "errorlist" in bad.content.decode()
+
+
+def test_sign_in_brings_the_anonymous_lab_runs_into_an_existing_account(client):
+    from teachlab.lab.models import Run
+
+    account_user = User.objects.create_user("cy", password="correct horse 42")
+    account = Learner.objects.create(user=account_user)
+    client.get("/progress/")
+    anonymous = client_learner(client)
+    run = Run.objects.create(learner=anonymous, lane="redis-short", params={"count": 1})
+    client.post("/accounts/login/", {"username": "cy", "password": "correct horse 42"})
+    run.refresh_from_db()
+    assert run.learner == account
+    assert run.id in client.get("/lab/runs/").content.decode()
