@@ -258,16 +258,14 @@ def run_fire(
     return run
 
 
-def _publish(run: Run, lane: Lane, p: RunParams) -> int:
-    from teachlab.lab.celery_app import lane_app
-
-    app = lane_app(lane)
-    name = TASK_LATE if p.acks_late else TASK_EARLY
-    meta = {
+def task_meta(*, run: Run, lane: Lane, p: RunParams) -> dict:
+    """The keyword arguments every task of a run carries (its index and publish time aside);
+    the publisher here and the experiments' just-in-time feeder both send these."""
+    return {
         "run": run.id,
         "fired_at": run.fired_at,
         "vt": lane.visibility_timeout,
-        "tasks": p.count,
+        "tasks": len(run.task_ids) or p.count,
         "prediction": run.prediction,
         "duration": p.duration,
         "guard_on": p.guard,
@@ -276,6 +274,14 @@ def _publish(run: Run, lane: Lane, p: RunParams) -> int:
         "retry": p.retry,
         "retry_delay": p.retry_delay,
     }
+
+
+def _publish(run: Run, lane: Lane, p: RunParams) -> int:
+    from teachlab.lab.celery_app import lane_app
+
+    app = lane_app(lane)
+    name = TASK_LATE if p.acks_late else TASK_EARLY
+    meta = task_meta(run=run, lane=lane, p=p)
     # One short retry: a broker that is gone should fail the run quickly, not hang the page.
     policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
     sent = 0

@@ -15,7 +15,7 @@ from teachlab.lab.celery_app import lane_app
 from teachlab.lab.errors import LaneUnavailable
 from teachlab.lab.lanes import lane_get, lane_status
 from teachlab.lab.models import Run
-from teachlab.lab.runs import params_parse
+from teachlab.lab.runs import params_parse, task_meta
 from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
 
 TICK = 0.2  # seconds between feeder ticks: a task goes out at most this late
@@ -55,19 +55,7 @@ def feeder_tick(*, run: Run, sent: set[int], now: float | None = None) -> list[i
         return []
     lane = lane_get(run.lane)
     app = lane_app(lane)
-    meta = {
-        "run": run.id,
-        "fired_at": run.fired_at,
-        "vt": lane.visibility_timeout,
-        "tasks": len(run.task_ids),
-        "prediction": run.prediction,
-        "duration": p.duration,
-        "guard_on": p.guard,
-        "guard_ttl": p.guard_ttl,
-        "fail": p.fail,
-        "retry": p.retry,
-        "retry_delay": p.retry_delay,
-    }
+    meta = task_meta(run=run, lane=lane, p=p)
     with app.producer_or_acquire() as producer:
         for index in due:
             app.send_task(
