@@ -12,11 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from typing import Protocol
 
 from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
+
+# After the first message of a burst, wait this long for the rest: every frame costs daphne the
+# same whatever its size, so fewer, larger frames keep a burst's tail short (scripts/bench_lab.py).
+GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 
 
 class Member(Protocol):
@@ -68,6 +73,8 @@ class GroupHub:
         socket for a burst, with no waiting when events come one at a time."""
         while True:
             batch = [await self.inbox.get()]
+            if GATHER_SECONDS:
+                await asyncio.sleep(GATHER_SECONDS)
             while not self.inbox.empty():
                 batch.append(self.inbox.get_nowait())
             for member in list(self.members):
