@@ -39,7 +39,7 @@ def frame_parse(text: str | None, *, presenter: bool) -> Frame:
         raise WorkshopError("That message is too large.")
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # 4 KiB of "[[[[" nests deeper than the parser goes
         raise WorkshopError("That message was not valid JSON.") from None
     if not isinstance(data, dict):
         raise WorkshopError("A message must be a JSON object.")

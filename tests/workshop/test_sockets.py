@@ -322,3 +322,17 @@ async def test_a_batched_burst_of_run_events_reaches_the_room_screens(instructor
     frame = await receive_until(watcher, "executed")
     assert 'id="out-task-1-1"' in frame
     await watcher.disconnect()
+
+
+@asynctest
+async def test_a_deeply_nested_frame_gets_an_error_and_the_socket_keeps_working(room, question):
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    comm = await join_socket(await db(rooms.seat_join)(room=room, nickname="ana"))
+    await comm.send_to(text_data="[" * 4000)  # small enough for the size limit, too deep to parse
+    reply = await comm.receive_from(timeout=5)
+    assert 'id="ws-error"' in reply and "not valid JSON" in reply
+    await send(comm, action="vote", round=str(round_id), choice="holds")
+    assert "Holds up" in await receive_until(comm, 'id="ws-myvote"')
+    assert await db(Vote.objects.count)() == 1
+    await comm.disconnect()
