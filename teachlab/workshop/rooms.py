@@ -73,7 +73,8 @@ def seat_join(*, room: Room, nickname: str) -> Seat:
     if not room.is_open:
         raise WorkshopError("This workshop has ended; it takes no new participants.")
     nickname = clean_nickname(nickname)
-    key = nickname.casefold()
+    # Names that look the same are the same: "José" typed two ways, "Ａna" and "ana".
+    key = unicodedata.normalize("NFKC", nickname).casefold()
     try:
         with transaction.atomic():
             seat = Seat.objects.create(room=room, nickname=nickname, nickname_key=key)

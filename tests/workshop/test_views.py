@@ -75,6 +75,18 @@ def test_a_nickname_taken_in_the_room_is_refused_whatever_its_case(room):
     assert Seat.objects.count() == 1
 
 
+def test_a_nickname_that_looks_the_same_in_other_code_points_is_refused(room):
+    _joined(room, "Jos\u00e9")  # é as one code point
+    _joined(room, "ana")
+    for lookalike in ("Jose\u0301", "\uff21na"):  # e + combining accent; fullwidth A
+        response = Client().post(
+            reverse("workshop:join"), {"code": room.code, "nickname": lookalike}
+        )
+        assert response.status_code == 400, lookalike
+        assert "already called" in response.content.decode()
+    assert Seat.objects.count() == 2
+
+
 def test_a_wrong_code_or_empty_nickname_gets_a_clear_message(room):
     wrong = Client().post(reverse("workshop:join"), {"code": "ZZZZZZ", "nickname": "Ana"})
     assert "No workshop room has that code" in wrong.content.decode()
