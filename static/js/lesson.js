@@ -80,9 +80,13 @@
   });
 
   // A tier swapped in by htmx: stop the old clock, move focus to the new tier's heading so
-  // keyboard and screen-reader users land on what they just opened.
+  // keyboard and screen-reader users land on what they just opened. Only a reveal does this:
+  // the self-rating form under a tier is swapped by htmx too, and must not stop the clock.
   document.addEventListener("htmx:afterSettle", function (event) {
-    if (!event.target || !document.getElementById("tiers")) return;
+    const config = event.detail && event.detail.requestConfig;
+    const source = config && config.elt;
+    if (!source || !source.matches('[data-action="reveal"]')) return;
+    if (!document.getElementById("tiers")) return;
     stopTimer();
     const headings = document.querySelectorAll("#tiers .tier h3");
     const last = headings[headings.length - 1];

@@ -122,3 +122,19 @@ def test_back_button_after_a_reveal_returns_to_the_whole_page(page, fixture_less
 
     page.reload()
     expect(page.get_by_role("heading", level=1)).to_have_text("When does acks_late help?")
+
+
+def test_rating_an_earlier_tier_leaves_the_running_timer_and_focus_alone(page, fixture_lessons_url):
+    page.goto(f"{fixture_lessons_url}/q/fixture-countdown/solid/")
+    page.get_by_role("button", name="Answer out loud (120 s)").click()
+    basics_rating = page.locator("#self-rating-basics")
+    basics_rating.get_by_role("button", name="Nailed it").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#self-rating-basics")).to_contain_text("Saved: nailed it")
+
+    # the clock for the senior answer keeps running, and nothing claims a tier was revealed
+    seconds_left = int(page.locator(".timer-left").inner_text())
+    page.wait_for_timeout(1500)
+    assert int(page.locator(".timer-left").inner_text()) < seconds_left
+    expect(page.locator("#tier-solid-heading")).not_to_be_focused()
+    expect(page.locator("#lesson-status")).not_to_contain_text("revealed")
