@@ -99,6 +99,11 @@
           var el = document.getElementById(id);
           if (el) el.innerHTML = "";
         });
+        // The page holds the final counts; a replay counts up again from zero.
+        ["counters", "prediction"].forEach(function (id) {
+          var el = document.getElementById(id);
+          if (el) el.removeAttribute("data-seq");
+        });
         htmx.swap("#live", data.reset, { swapStyle: "none" });
         var last = data.events.length ? data.events[data.events.length - 1].t : 0;
         frozenAt = null;

@@ -4,6 +4,7 @@ reload mid-run without losing or doubling rows, and scan every lab page with axe
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 from playwright.sync_api import expect
@@ -100,3 +101,82 @@ def test_lab_pages_pass_axe_and_fit_a_phone(page, live_server_url, lab_stack):
         page.goto(url)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{url} scrolls sideways by {overflow}px on a phone"
+
+
+def test_a_dropped_connection_reconnects_shows_what_it_missed_once_and_goes_on_live(
+    page, live_server_url, lab_stack
+):
+    # Every run socket goes through this route, so the test can drop it as a network
+    # would (code 1012: htmx's ws extension reconnects) and keep it down for a while.
+    offline = {"on": False}
+    sockets = []
+
+    def route(ws):
+        sockets.append(ws)
+        if offline["on"]:
+            ws.close(code=1013, reason="test: network down")
+        else:
+            ws.connect_to_server()
+
+    page.route_web_socket(re.compile(r"/ws/lab/runs/"), route)
+    # countdown 16 s on a 10 s timeout: a restored copy near 10.6 s, both copies run at 16 s.
+    _fire(page, live_server_url, countdown="16", count="1")
+    expect(page.locator("#receipts-body tr")).to_have_count(1, timeout=15_000)
+    offline["on"] = True
+    sockets[-1].close(code=1012, reason="test: connection dropped")
+    page.wait_for_timeout(12_500)  # the restored copy is received while we are away
+    expect(page.locator("#receipts-body tr")).to_have_count(1)
+    expect(page.locator("#counters dd[data-counter=receipts]")).to_have_text("1")
+
+    offline["on"] = False
+    # Back online: the copy missed while away is drawn from the stored events...
+    expect(page.locator("#receipts-body tr.redelivered")).to_have_count(1, timeout=15_000)
+    expect(page.locator("#live-status")).to_have_text("Live: connected.")
+    expect(page.locator("#counters dd[data-counter=receipts]")).to_have_text("2")
+    # ...and the executions at 16 s arrive live on the new socket.
+    expect(page.locator("#counters dd[data-counter=executions]")).to_have_text("2", timeout=15_000)
+    expect(page.locator("#receipts-body td.outcome.executed")).to_have_count(2)
+    ids = _receipt_ids(page)
+    assert len(ids) == len(set(ids)) == 2
+
+
+@pytest.fixture
+def lab_monitor(lab_stack):
+    """The `lab monitor` process scripts/run starts: it settles finished runs (lab.done)."""
+    proc = lab_stack.lab_popen("monitor")
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_finished_run_replays_from_its_stored_events_at_1x_and_10x(
+    page, live_server_url, lab_stack, lab_monitor
+):
+    # Two tasks received at once and run 5 s later: the replay's clock shows in when they run.
+    _fire(page, live_server_url, countdown="5", count="2")
+    expect(page.locator("#live-status")).to_have_text(
+        "Run finished: every copy has settled.", timeout=25_000
+    )
+    page.reload()
+    executed = page.locator("#receipts-body td.outcome.executed")
+    expect(executed).to_have_count(2)
+    replay = page.locator(".replay")
+
+    replay.get_by_role("button", name="1×").click()
+    expect(page.locator("#live-status")).to_have_text("Replaying at 1×…")
+    expect(page.locator("#receipts-body tr")).to_have_count(2, timeout=2_000)
+    page.wait_for_timeout(2_500)  # at 1x nothing has run yet 2.5 s in
+    expect(executed).to_have_count(0)
+    expect(page.locator("#counters dd[data-counter=executions]")).to_have_text("0")
+
+    replay.get_by_role("button", name="10×").click()  # starts over, ten times faster
+    expect(page.locator("#live-status")).to_have_text("Replaying at 10×…")
+    expect(page.locator("#live-status")).to_have_text("Replay finished.", timeout=3_000)
+    expect(executed).to_have_count(2)
+    expect(page.locator("#counters dd[data-counter=executions]")).to_have_text("2")
+    ids = _receipt_ids(page)
+    assert len(ids) == len(set(ids)) == 2
