@@ -33,6 +33,13 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.MULTILINE | re.DOTALL)
 _WORD = re.compile(r"\w")
 # The page owns h1/h2; headings written inside a lesson start at h3 so the outline stays sound.
 _TOP_HEADING = re.compile(r"<(/?)h[12]\b")
+# Wide tables and code scroll sideways on a phone; a scroll box must take keyboard focus
+# (axe: scrollable-region-focusable), so both get tabindex after sanitising.
+_SCROLL_BOX = re.compile(r"<(pre|table)>")
+
+
+def _focusable_scroll_boxes(html: str) -> str:
+    return _SCROLL_BOX.sub(r'<\1 tabindex="0">', html)
 
 
 def count_words(text: str) -> int:
@@ -62,7 +69,7 @@ def render_markdown(text: str) -> SafeString:
         link_rel="noopener noreferrer",
         url_schemes={"http", "https", "mailto"},
     )
-    return mark_safe(clean)  # noqa: S308 - nh3 has just sanitised it
+    return mark_safe(_focusable_scroll_boxes(clean))  # noqa: S308 - nh3 has just sanitised it
 
 
 def has_table(text: str) -> bool:
@@ -80,7 +87,7 @@ def lexer_for(language: str):
 def highlight_code(code: str, language: str) -> SafeString:
     """Highlighted HTML for a code sample; Pygments escapes the source itself."""
     html = highlight(code, lexer_for(language), HtmlFormatter(cssclass=CODE_CSS_CLASS))
-    return mark_safe(html)  # noqa: S308 - Pygments output escapes all source text
+    return mark_safe(_focusable_scroll_boxes(html))  # noqa: S308 - Pygments escapes the source
 
 
 def pygments_css(style: str = "default") -> str:

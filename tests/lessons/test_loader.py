@@ -148,7 +148,7 @@ def test_markdown_keeps_tables_and_code_and_strips_scripts():
         "```python\nx = 1\n```\n"
     )
     assert "<script" not in html
-    assert "<table>" in html and "<td>1</td>" in html
+    assert "<table" in html and "<td>1</td>" in html
     assert '<a href="https://docs.celeryq.dev" rel="noopener noreferrer">docs</a>' in html
     assert "javascript:" not in html
     assert '<div class="highlight">' in html

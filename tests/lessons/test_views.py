@@ -114,7 +114,7 @@ def test_htmx_reveal_of_the_last_tier_says_all_are_open(client):
             reverse("lessons:tier", args=["fixture-countdown", "senior"]), HTTP_HX_REQUEST="true"
         )
     )
-    assert SENIOR_TEXT in html and "<table>" in html
+    assert SENIOR_TEXT in html and "<table" in html
     assert "All three tiers are open" in html
     assert "Answer out loud" not in html
 
