@@ -224,7 +224,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         an error to this client alone and changes nothing."""
         try:
             frame = json.loads(text_data or "")
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):  # deeply nested JSON recurses
             frame = None
         if isinstance(frame, dict) and frame.get("action") == "resync":
             html, seqs = await backlog(self.run, fresh=True)

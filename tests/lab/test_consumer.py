@@ -149,9 +149,19 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
     await sender.receive_from(timeout=5)
     await watcher.receive_from(timeout=5)
 
-    await sender.send_to(text_data="{not json")
-    await sender.send_to(text_data='{"action": "delete-everything"}')
-    for _ in range(2):
+    frames = [
+        {"text_data": "{not json"},
+        {"text_data": '{"action": "delete-everything"}'},
+        {"bytes_data": b"\x00\xff" * 10},
+        {"text_data": "null"},
+        {"text_data": '["resync"]'},
+        {"text_data": '{"action": ["resync"]}'},
+        {"text_data": "x" * 1_000_000},
+        {"text_data": "[" * 100_000 + "]" * 100_000},  # nested past the parser's recursion
+    ]
+    for frame in frames:
+        await sender.send_to(**frame)
+    for _ in frames:
         reply = await sender.receive_from(timeout=5)
         assert 'id="live-error"' in reply and "did not understand" in reply
     assert await watcher.receive_nothing(timeout=0.5)
