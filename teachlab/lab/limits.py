@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import time
 
+import redis
 from django.conf import settings
 
-from teachlab.lab.errors import LabLimitError
+from teachlab.lab.errors import LabLimitError, LaneUnavailable
 from teachlab.lab.store import app_redis
 
 
@@ -49,7 +50,20 @@ def rate_limit_take(*, learner) -> None:
     pipe = app_redis().pipeline()
     pipe.incr(key)
     pipe.expire(key, 120)
-    used = int(pipe.execute()[0])
+    try:
+        used = int(pipe.execute()[0])
+    except redis.RedisError as exc:
+        raise LaneUnavailable(app_redis_down(exc)) from None
     if used > per_minute:
         wait = 60 - int(time.time() % 60)
         raise LabLimitError(f"You may fire {per_minute} runs a minute; try again in {wait} s.")
+
+
+def app_redis_down(exc: Exception) -> str:
+    """The message when the lab's own Redis (rate limits, worker registry) does not answer."""
+    from teachlab.lab.lanes import HOW_TO_GET
+
+    return (
+        f"The lab's Redis does not answer ({exc}), so nothing can be fired or counted. "
+        f"To get it: {HOW_TO_GET['redis']}."
+    )

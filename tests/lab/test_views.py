@@ -256,3 +256,12 @@ def test_a_finished_batch_run_pulls_in_its_copies_per_task_charts(client, learne
     fragment = client.get(charts_url, headers={"HX-Request": "true"})
     assert fragment.status_code == 200
     assert "<html" not in fragment.content.decode()
+
+
+def test_firing_while_the_labs_own_redis_is_down_says_so_and_stores_nothing(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1"
+    response = client.post("/lab/", {"lane": "rabbit-quorum", "countdown": "1", "count": "1"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The lab&#x27;s Redis does not answer" in page and "redis-server" in page
+    assert not Run.objects.exists()
