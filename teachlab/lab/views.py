@@ -3,6 +3,7 @@ runs.py, lanes.py, workers.py (the core) and history.py / export.py / replay.py 
 
 from __future__ import annotations
 
+import redis
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -16,6 +17,7 @@ from teachlab.lab.errors import LabError
 from teachlab.lab.forms import RunForm
 from teachlab.lab.fragments import picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
+from teachlab.lab.limits import app_redis_down
 from teachlab.lab.runs import run_events, run_fire, run_for_learner, run_summary
 from teachlab.lab.throttle import ThrottleExceeded, throttle_check
 from teachlab.lab.workers import (
@@ -52,7 +54,13 @@ def _lane_cards() -> list[dict]:
 
 def _workers_context(request: HttpRequest) -> dict:
     allowed = controls_allowed(request.user)
-    return {"controls": allowed, "workers": workers_list() if allowed else [], "actions": BUTTONS}
+    context = {"controls": allowed, "workers": [], "actions": BUTTONS}
+    if allowed:
+        try:
+            context["workers"] = workers_list()
+        except redis.RedisError as exc:  # the registry is in Redis; the page must still open
+            context["worker_message"] = app_redis_down(exc)
+    return context
 
 
 @require_http_methods(["GET", "POST"])
@@ -106,11 +114,15 @@ def worker_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
         return _worker_message(request, str(exc), status=429)
     except LabError as exc:
         return _worker_message(request, str(exc), status=400)
+    except redis.RedisError as exc:
+        return _worker_message(request, app_redis_down(exc), status=503)
     return _worker_message(request, f"{action.capitalize()} sent to {name}.", status=200)
 
 
 def _worker_message(request: HttpRequest, text: str, *, status: int) -> HttpResponse:
-    context = {**_workers_context(request), "worker_message": text, "worker_ok": status == 200}
+    context = {**_workers_context(request)}
+    context.setdefault("worker_message", text)
+    context["worker_ok"] = status == 200
     if request.htmx:
         # htmx only swaps 2xx answers by default; the message is in the panel either way.
         return render(request, "lab/home.html#workers", context, status=200)

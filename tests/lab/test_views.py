@@ -265,3 +265,16 @@ def test_firing_while_the_labs_own_redis_is_down_says_so_and_stores_nothing(clie
     page = response.content.decode()
     assert "The lab&#x27;s Redis does not answer" in page and "redis-server" in page
     assert not Run.objects.exists()
+
+
+def test_with_redis_down_the_lab_page_and_workers_panel_open_and_say_why(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1"
+    settings.LAB_LOCAL_CONTROLS = True
+    home = client.get("/lab/")
+    assert home.status_code == 200
+    page = home.content.decode()
+    assert "The lab&#x27;s Redis does not answer" in page and "Fire" in page
+    panel = client.get("/lab/workers/")
+    assert panel.status_code == 200 and "does not answer" in panel.content.decode()
+    crash = client.post("/lab/workers/redis-short-1/crash/", headers={"HX-Request": "true"})
+    assert crash.status_code == 200 and "does not answer" in crash.content.decode()
