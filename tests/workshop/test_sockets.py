@@ -336,3 +336,36 @@ async def test_a_deeply_nested_frame_gets_an_error_and_the_socket_keeps_working(
     assert "Holds up" in await receive_until(comm, 'id="ws-myvote"')
     assert await db(Vote.objects.count)() == 1
     await comm.disconnect()
+
+
+@asynctest
+async def test_a_hostile_nickname_is_escaped_in_the_live_seat_list_and_the_outcome(
+    room, instructor
+):
+    from django.utils import timezone
+
+    from teachlab.workshop import predictions
+    from teachlab.workshop.models import SharedRun
+
+    nasty = "<svg onload=alert(1)>"
+    presenter = await presenter_socket(room, instructor)
+    seat = await db(rooms.seat_join)(room=room, nickname=nasty)
+    seats = await receive_until(presenter, 'id="ws-seats"')
+    assert nasty not in seats and "&lt;svg onload=alert(1)&gt;" in seats
+
+    comm = await join_socket(seat)
+    shared = await db(predictions.shared_run_open)(
+        room=room, lane="redis-short", params={"count": 1}, metric="receipts"
+    )
+    await db(predictions.prediction_make)(seat=seat, shared_run_id=shared.pk, value=2)
+    # As if the run had been fired and settled: the room sees the outcome, who came closest.
+    await db(SharedRun.objects.filter(pk=shared.pk).update)(
+        run_id="fake-run", fired_at=timezone.now()
+    )
+    shared = await db(SharedRun.objects.get)(pk=shared.pk)
+    await db(predictions.shared_run_finish)(shared=shared, summary={"receipts": 2})
+    for screen in (comm, presenter):
+        outcome = await receive_until(screen, "Closest")
+        assert nasty not in outcome and "&lt;svg onload=alert(1)&gt;" in outcome
+    await comm.disconnect()
+    await presenter.disconnect()

@@ -119,6 +119,21 @@ def test_a_hostile_nickname_is_escaped_on_every_screen_and_in_the_csv(room, inst
     assert ["'" + formula] in [r[:1] for r in rows]
 
 
+def test_a_hostile_nickname_is_escaped_on_the_participants_own_page_and_the_join_form(room):
+    nasty = "<svg onload=alert(1)>"
+    seated = _joined(room, nasty)
+    own = seated.get(reverse("workshop:room", args=[room.code])).content.decode()
+    assert nasty not in own and "&lt;svg onload=alert(1)&gt;" in own
+    again = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": nasty})
+    assert again.status_code == 400
+    assert nasty not in again.content.decode() and "&lt;svg" in again.content.decode()
+    longer = "<img src=x onerror=alert(1)>"  # past the length limit: refused, said why, escaped
+    refused = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": longer})
+    assert refused.status_code == 400 and longer not in refused.content.decode()
+    assert "at most 24 characters" in refused.content.decode()
+    assert Seat.objects.count() == 1
+
+
 def test_only_the_rooms_instructor_or_staff_can_present_drive_or_read_results(room, question):
     learner = _driver(make_user("learner", staff=False))
     participant = _joined(room, "Ana")
