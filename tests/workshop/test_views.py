@@ -199,3 +199,24 @@ def test_results_keep_votes_per_participant_and_per_claim_after_closing(room, in
     assert by_name["Ana"]["right"] == "1" and by_name["Bo"]["right"] == "0"
     refused = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": "Late"})
     assert "has ended" in refused.content.decode()
+
+
+def test_a_closed_room_accepts_no_presenter_action_and_says_why(room, instructor, question):
+    rooms.room_close(room=room)
+    driver = _driver(instructor)
+    posts = {
+        "drive": {"question": question.slug, "tier": "basics"},
+        "claim": {"claim": question.claims[0].key},
+        "reveal": {},
+        "run": {"lane": "redis-short", "count": "1", "countdown": "5", "metric": "receipts"},
+        "fire": {},
+    }
+    for action, data in posts.items():
+        response = driver.post(
+            reverse(f"workshop:{action}", args=[room.code]), data, headers={"HX-Request": "true"}
+        )
+        assert response.status_code == 200, action
+        assert "has ended" in response.content.decode(), action
+    room.refresh_from_db()
+    assert room.question_slug == "" and room.claim_round is None and room.shared_run is None
+    assert not ClaimRound.objects.exists()
