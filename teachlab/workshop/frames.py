@@ -64,7 +64,7 @@ def frame_parse(text: str | None, *, presenter: bool) -> Frame:
         if not value or len(value) > limit:
             raise WorkshopError(f"Field {name} must be 1 to {limit} characters.")
         if kind == "id":
-            if not value.isdigit():
+            if not (value.isascii() and value.isdigit()):  # "²" is a digit int() refuses
                 raise WorkshopError(f"Field {name} must be a number.")
             value = int(value)
         fields[name] = value

@@ -128,6 +128,7 @@ async def test_a_malformed_frame_gets_an_error_to_that_client_only(room, questio
         json.dumps(["vote"]),
         json.dumps({"action": "vote", "round": str(round_id), "choice": "maybe"}),
         json.dumps({"action": "vote", "round": "abc", "choice": "holds"}),
+        json.dumps({"action": "vote", "round": "\u00b2", "choice": "holds"}),  # "²" isdigit()
         json.dumps({"action": "vote", "round": {"x": 1}, "choice": "holds"}),
         json.dumps({"action": "vote", "round": str(round_id), "choice": "holds", "x": 1}),
         json.dumps({"action": "vote", "round": str(round_id), "choice": "holds" * 2000}),
