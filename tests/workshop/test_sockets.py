@@ -370,3 +370,22 @@ async def test_a_hostile_nickname_is_escaped_in_the_live_seat_list_and_the_outco
         assert nasty not in outcome and "&lt;svg onload=alert(1)&gt;" in outcome
     await comm.disconnect()
     await presenter.disconnect()
+
+
+@asynctest
+async def test_a_second_socket_of_the_same_seat_shares_its_frame_budget(
+    room, question, monkeypatch
+):
+    monkeypatch.setattr(ParticipantSocket, "frame_limit", 3)
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    first, second = await join_socket(seat), await join_socket(seat)
+    replies = []
+    for comm in (first, second, first, second):
+        await send(comm, action="vote", round=str(round_id), choice="holds")
+        replies.append(await receive_until(comm, 'id="ws-'))
+    assert all("Your vote" in r for r in replies[:3])
+    assert "Too many messages" in replies[3]
+    await first.disconnect()
+    await second.disconnect()
