@@ -198,3 +198,38 @@ def test_an_attempt_number_too_big_for_the_database_is_a_404_not_a_500(client):
 def test_question_page_offers_its_quiz(client):
     html = client.get(f"/q/{ALPHA}/").content.decode()
     assert 'action="/quiz/start/"' in html and f'name="question" value="{ALPHA}"' in html
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_malformed_form_posts_get_a_clear_4xx_never_a_500(client, htmx):
+    attempt_id = start_quiz(client, ALPHA)
+    headers = {"HX-Request": "true"} if htmx else {}
+    posts = [
+        (f"/quiz/a/{attempt_id}/answer/", {}),
+        (f"/quiz/a/{attempt_id}/answer/", {"claim": "\x00", "answer": "holds"}),
+        (f"/quiz/a/{attempt_id}/answer/", {"claim": f"{ALPHA}:", "answer": "costs"}),
+        (f"/quiz/a/{attempt_id}/answer/", {"claim": "x" * 5000, "answer": "holds"}),
+        (f"/quiz/a/{attempt_id}/answer/", {"claim": ["a", "b"], "answer": ["holds", "costs"]}),
+        ("/quiz/start/", {"question": "\x00" * 3}),
+        (f"/q/{ALPHA}/basics/rate/", {"rating": "\x00"}),
+        ("/progress/reset/", {"confirm": "maybe"}),
+        ("/accounts/signup/", {"username": "\x00", "password1": "a", "password2": "b"}),
+    ]
+    codes = [client.post(url, data, headers=headers).status_code for url, data in posts]
+    bodies = [
+        (b"\xff\xfe\x00garbage", "application/x-www-form-urlencoded"),
+        (b"claim=%ZZ&&&==", "application/x-www-form-urlencoded"),
+        (b"--x\r\nbroken", "multipart/form-data; boundary=x"),
+    ]
+    codes += [
+        client.generic(
+            "POST",
+            f"/quiz/a/{attempt_id}/answer/",
+            body,
+            content_type=kind,
+            **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()},
+        ).status_code
+        for body, kind in bodies
+    ]
+    assert all(400 <= code < 500 for code in codes), codes
+    assert not QuizAnswer.objects.exists()

@@ -4,8 +4,10 @@ asked for, htmx gets just the new tier, every reveal is recorded for this learne
 from __future__ import annotations
 
 import shutil
+from html.parser import HTMLParser
 
 import pytest
+import yaml
 from django.test import Client
 from django.urls import reverse
 
@@ -201,3 +203,66 @@ def test_htmx_history_restore_gets_the_whole_page(client):
 def test_tier_responses_vary_on_htmx_so_caches_keep_page_and_partial_apart(client):
     response = client.get(reverse("lessons:tier", args=["fixture-countdown", "basics"]))
     assert "HX-Request" in response["Vary"]
+
+
+HOSTILE = (
+    '<script>alert(1)</script> <img src=x onerror="alert(2)"> [link](javascript:alert(3)) '
+    '<a href="javascript:alert(4)" onclick="alert(5)">y</a> <iframe src="https://e"></iframe>'
+)
+
+
+class _ActiveMarkup(HTMLParser):
+    """Collects what a browser would run: script text, event handlers, javascript: URLs."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in {"img", "iframe"}:
+            self.found.append(tag)
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript"):
+                self.found.append(f"{tag} {name}={value}")
+
+    def handle_data(self, data):
+        if self.lasttag == "script" and "alert" in data:
+            self.found.append(data)
+
+
+def _active_markup(html: str) -> list[str]:
+    parser = _ActiveMarkup()
+    parser.feed(html)
+    return parser.found
+
+
+def test_script_handlers_and_javascript_links_in_a_lesson_file_never_reach_a_page(
+    client, lesson_dir
+):
+    path = lesson_dir / "01-fixture-countdown.yaml"
+    lesson = yaml.safe_load(path.read_text())
+    lesson["title"] += HOSTILE
+    lesson["prompt"] = lesson["key_points"][0] = HOSTILE
+    lesson["tiers"] = {name: text + "\n\n" + HOSTILE for name, text in lesson["tiers"].items()}
+    lesson["go_deeper"] = dict.fromkeys(lesson["go_deeper"], HOSTILE)
+    lesson["followups"][0] = {"question": HOSTILE, "answer": HOSTILE}
+    lesson["code_samples"][0].update(title=HOSTILE, caption=HOSTILE, code=HOSTILE)
+    for claim in lesson["claims_cost"] + lesson["claims_hold"]:
+        claim["claim"] = "A claim " + HOSTILE
+        claim.update(
+            {"why_wrong": HOSTILE, "truth": HOSTILE} if "truth" in claim else {"why": HOSTILE}
+        )
+    path.write_text(yaml.safe_dump(lesson))
+
+    attempt = client.post("/quiz/start/", {"question": "fixture-countdown"})["Location"]
+    claim_key = f"fixture-countdown:{lesson['claims_cost'][0]['id']}"
+    client.post(f"{attempt}answer/", {"claim": claim_key, "answer": "holds"})
+    pages = ["/", "/q/fixture-countdown/senior/", attempt, f"{attempt}result/", "/review/"]
+
+    responses = {url: client.get(url) for url in pages}
+
+    assert {url: r.status_code for url, r in responses.items()} == dict.fromkeys(pages, 200)
+    assert "alert(1)" in _html(responses["/q/fixture-countdown/senior/"])  # shown as text
+    assert {url: _active_markup(_html(r)) for url, r in responses.items()} == dict.fromkeys(
+        pages, []
+    )
