@@ -25,6 +25,7 @@ DONE_TEXT = {
     "timed_out": "Run timed out with copies still unsettled (a crashed worker holds them?).",
     "failed": "The run failed while publishing; see your runs list.",
 }
+RESYNC_EVERY = 3.0  # seconds between two redraws a socket may ask for
 FILL_DELAY = 1.0  # seconds; a worker stores its events within a few hundred ms of publishing
 
 
@@ -227,6 +228,21 @@ class RunConsumer(AsyncWebsocketConsumer):
         except (TypeError, ValueError, RecursionError):  # deeply nested JSON recurses
             frame = None
         if isinstance(frame, dict) and frame.get("action") == "resync":
+            # A resync redraws the whole run from the database: one per socket every few
+            # seconds is plenty for a page that lost track, and a script cannot hammer it.
+            now = time.monotonic()
+            if now - getattr(self, "last_resync", -RESYNC_EVERY) < RESYNC_EVERY:
+                await self.send(
+                    text_data=render_to_string(
+                        f"{TEMPLATE}#error",
+                        {
+                            "error_text": "Resync asked too often; the page is redrawn at most "
+                            f"once every {RESYNC_EVERY:g} s."
+                        },
+                    )
+                )
+                return
+            self.last_resync = now
             html, seqs = await backlog(self.run, fresh=True)
             self.sent |= seqs
             await self.send(text_data=html)

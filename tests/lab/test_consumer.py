@@ -215,3 +215,20 @@ async def test_a_running_redis_run_gets_a_first_look_inside_the_broker_on_connec
     first = await ws.receive_from(timeout=5)
     assert 'id="broker"' in first and "Queue length" in first
     await ws.disconnect()
+
+
+@asynctest
+async def test_a_resync_redraws_the_run_but_not_again_within_a_few_seconds():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=2)
+    ws = _communicator(run.id, key)
+    assert (await ws.connect())[0]
+    await ws.receive_from(timeout=5)
+    await ws.send_to(text_data='{"action": "resync"}')
+    redraw = await ws.receive_from(timeout=5)
+    assert redraw.count('id="rc-task-a-') == 2
+    await ws.send_to(text_data='{"action": "resync"}')
+    refused = await ws.receive_from(timeout=5)
+    assert "Resync asked too often" in refused
+    assert 'id="rc-task-a-' not in refused
+    await ws.disconnect()
