@@ -79,6 +79,30 @@
     }
   });
 
+  // A request that fails (server gone, session expired) must not leave a click doing nothing:
+  // a reveal falls back to its permalink, a self-rating says it was not saved.
+  function requestFailed(event, text) {
+    const source = event.detail && event.detail.elt;
+    if (!source || !document.getElementById("question")) return;
+    const reveal = source.closest('[data-action="reveal"]');
+    if (reveal) {
+      window.location.assign(reveal.href);
+      return;
+    }
+    const form = source.closest(".self-rating");
+    const status = form && form.querySelector(".rating-status");
+    if (status) status.textContent = text;
+  }
+
+  document.addEventListener("htmx:responseError", function (event) {
+    const code = event.detail.xhr ? event.detail.xhr.status : "?";
+    requestFailed(event, "Your rating was not saved (error " + code + "). Reload the page and rate again.");
+  });
+
+  document.addEventListener("htmx:sendError", function (event) {
+    requestFailed(event, "Your rating was not saved: the server could not be reached. Try again.");
+  });
+
   // A tier swapped in by htmx: stop the old clock, move focus to the new tier's heading so
   // keyboard and screen-reader users land on what they just opened. Only a reveal does this:
   // the self-rating form under a tier is swapped by htmx too, and must not stop the clock.

@@ -138,3 +138,28 @@ def test_rating_an_earlier_tier_leaves_the_running_timer_and_focus_alone(page, f
     assert int(page.locator(".timer-left").inner_text()) < seconds_left
     expect(page.locator("#tier-solid-heading")).not_to_be_focused()
     expect(page.locator("#lesson-status")).not_to_contain_text("revealed")
+
+
+def test_a_rating_that_fails_says_so_under_the_tier(page, fixture_lessons_url):
+    page.goto(f"{fixture_lessons_url}/q/fixture-countdown/basics/")
+    page.route("**/rate/", lambda route: route.fulfill(status=403, body="CSRF verification failed"))
+
+    page.locator("#self-rating-basics").get_by_role("button", name="Missed it").click()
+
+    expect(page.locator("#self-rating-basics .rating-status")).to_contain_text("not saved")
+
+
+def test_a_reveal_whose_htmx_request_fails_opens_the_tier_permalink(page, fixture_lessons_url):
+    page.goto(f"{fixture_lessons_url}/q/fixture-countdown/")
+
+    def drop_htmx(route):
+        if route.request.headers.get("hx-request"):
+            route.abort()
+        else:
+            route.continue_()
+
+    page.route("**/q/fixture-countdown/basics/", drop_htmx)
+    page.get_by_role("link", name="Reveal basics").click()
+
+    expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-countdown/basics/")
+    expect(page.locator("#tier-basics")).to_contain_text(BASICS_TEXT)
