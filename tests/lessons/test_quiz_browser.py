@@ -216,3 +216,23 @@ def test_refused_and_failed_answers_show_a_clear_message_on_the_quiz_page(page, 
     expect(problem).to_contain_text("did not go through (error 403)")
     page.reload()
     expect(page.locator("li.quiz-item.is-answered")).to_have_count(0)
+
+
+def test_an_answer_that_goes_through_clears_an_earlier_refusal(page, live_server_url):
+    first, other = all_questions()[0], all_questions()[1]
+    page.goto(f"{live_server_url}/quiz/")
+    page.get_by_role("button", name=f"Quiz me on “{first.title}”").click()
+    expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+    page.locator("#item-1 input[name=claim]").evaluate(
+        "(input, key) => { input.value = key; }", other.claims[0].key
+    )
+    page.locator("#item-1").get_by_role("button", name="Holds up").click()
+    expect(page.locator("#quiz-problem")).to_have_text(
+        "That claim is not part of this quiz attempt."
+    )
+
+    page.locator("#item-2").get_by_role("button", name="Holds up").click()
+
+    expect(page.locator("#item-2 .verdict")).to_be_visible()
+    expect(page.locator("#quiz-problem")).to_be_empty()
+    expect(page.locator("#quiz-problem")).to_be_hidden()
