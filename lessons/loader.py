@@ -322,9 +322,15 @@ def compose_file(path: Path) -> tuple[Node | None, list[Problem]]:
     """The file's node tree, or the YAML syntax problem with its line."""
     shown = display_path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
         return None, [Problem(shown, 1, f"cannot read the file: {exc}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        message = f"not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save the file as UTF-8"
+        return None, [Problem(shown, line, message)]
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:

@@ -370,3 +370,15 @@ def test_synclessons_fails_loudly_on_a_broken_file(tmp_path):
 
     assert result.returncode == 1
     assert "02-bad.yaml:2: lesson: unknown field 'nope'" in result.stderr
+
+
+def test_a_byte_that_is_not_utf8_is_reported_on_its_line(tmp_path):
+    text = replace_once(good_text(), "frequency: often", "frequency: often \udcff")
+    path = tmp_path / "01-bad-bytes.yaml"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+
+    _, problems = check_file(path)
+
+    assert [(p.line, "not valid UTF-8" in p.message) for p in problems] == [
+        (line_of(good_text(), "frequency: often"), True)
+    ]
