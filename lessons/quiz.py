@@ -150,10 +150,15 @@ def attempt_start(*, learner: Learner, question_slug: str | None) -> QuizAttempt
 
 def attempt_retry(*, attempt: QuizAttempt) -> QuizAttempt:
     """A new attempt over the claims this one got wrong."""
-    missed = list(
-        attempt.answers.filter(correct=False).values_list("claim_key", flat=True).order_by("pk")
-    )
+    wrong = attempt.answers.filter(correct=False).order_by("pk").values_list("claim_key", flat=True)
+    # A claim taken out of the lessons since cannot be asked again.
+    missed = [key for key in wrong if get_claim(key) is not None]
     if not missed:
+        if wrong:
+            raise NothingToQuiz(
+                "The claims you missed have been taken out of the lessons since, "
+                "so there is nothing to retry."
+            )
         raise NothingToQuiz("You missed nothing in that attempt, so there is nothing to retry.")
     return QuizAttempt.objects.create(
         learner=attempt.learner,

@@ -1,5 +1,7 @@
 """The quiz over HTTP: feedback, one answer per item, and clear refusals (never a 500)."""
 
+import shutil
+
 import pytest
 from django.test import Client
 
@@ -233,3 +235,23 @@ def test_malformed_form_posts_get_a_clear_4xx_never_a_500(client, htmx):
     ]
     assert all(400 <= code < 500 for code in codes), codes
     assert not QuizAnswer.objects.exists()
+
+
+def test_a_quiz_whose_lesson_was_taken_out_still_shows_its_result(client, settings, tmp_path):
+    lessons = tmp_path / "content"
+    shutil.copytree(QUIZ_FIXTURES, lessons)
+    settings.LESSONS_DIR = lessons
+    attempt_id = start_quiz(client, ALPHA)
+    for key in shown_claims(client, attempt_id):
+        answer(client, attempt_id, key, wrong_answer(get_claim(key).holds), htmx=False)
+    for path in lessons.glob("*.yaml"):
+        if f"slug: {ALPHA}\n" in path.read_text():
+            path.unlink()
+
+    result = client.get(f"/quiz/a/{attempt_id}/result/")
+    retry = client.post(f"/quiz/a/{attempt_id}/retry/")
+
+    assert result.status_code == 200
+    assert "taken out of the lessons since you answered it" in result.content.decode()
+    assert retry.status_code == 400
+    assert "nothing to retry" in retry.content.decode()
