@@ -189,3 +189,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }
+
+# --- Workshop rooms --------------------------------------------------------------------------
+# Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.
+WORKSHOP_MAX_SEATS = env_int("WORKSHOP_MAX_SEATS", 500)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -73,6 +74,13 @@ def seat_join(*, room: Room, nickname: str) -> Seat:
     if not room.is_open:
         raise WorkshopError("This workshop has ended; it takes no new participants.")
     nickname = clean_nickname(nickname)
+    # A cap per room instead of a per-address limit: a classroom often shares one address, but
+    # nothing should be able to fill a room with thousands of scripted seats.
+    limit = getattr(settings, "WORKSHOP_MAX_SEATS", 500)
+    if Seat.objects.filter(room=room).count() >= limit:
+        raise WorkshopError(
+            f"This room is full ({limit} participants). Ask the instructor to open another."
+        )
     # Names that look the same are the same: "José" typed two ways, "Ａna" and "ana".
     key = unicodedata.normalize("NFKC", nickname).casefold()
     try:

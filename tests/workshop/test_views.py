@@ -75,6 +75,16 @@ def test_a_nickname_taken_in_the_room_is_refused_whatever_its_case(room):
     assert Seat.objects.count() == 1
 
 
+def test_a_full_room_refuses_one_more_seat_with_a_message(room, settings):
+    settings.WORKSHOP_MAX_SEATS = 2
+    _joined(room, "Ana")
+    _joined(room, "Bo")
+    response = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": "Cy"})
+    assert response.status_code == 400
+    assert "This room is full (2 participants)" in response.content.decode()
+    assert Seat.objects.filter(room=room).count() == 2
+
+
 def test_a_nickname_that_looks_the_same_in_other_code_points_is_refused(room):
     _joined(room, "Jos\u00e9")  # é as one code point
     _joined(room, "ana")
