@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessons.evidence import evidence_stamp
 from lessons.lesson import Claim, CodeSample, Followup, LessonError, Problem, Question
 from lessons.loader import check_files, lesson_dir, lesson_files
 
@@ -58,7 +59,7 @@ def load_catalog(directory: Path | None = None) -> Catalog:
     """The catalog of `directory` (default settings.LESSONS_DIR), reloaded when files change."""
     directory = Path(directory or lesson_dir())
     files = lesson_files(directory)
-    stamp = _fingerprint(files)
+    stamp = (_fingerprint(files), evidence_stamp())
     cached = _cache.get(str(directory))
     if cached is not None and cached[0] == stamp:
         return cached[1]

@@ -5,11 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lessons.evidence import Evidence
 from lessons.rendering import count_words
 from lessons.schema import TIERS
 from lessons.yamlschema import Problem
 
-__all__ = ["Claim", "CodeSample", "Followup", "LessonError", "Problem", "Question"]
+__all__ = [
+    "Claim",
+    "CodeSample",
+    "Evidence",
+    "Followup",
+    "KeyPoint",
+    "LessonError",
+    "Problem",
+    "Question",
+]
 
 
 class LessonError(Exception):
@@ -32,6 +42,18 @@ class Claim:
     why: str  # why it is wrong (cost claims) or why it holds (hold claims)
     truth: str | None  # what is true instead; None for claims that hold
     tier: str
+    evidence: tuple[Evidence, ...] = ()  # how we know (lessons/evidence.py)
+    versions: tuple[tuple[str, str], ...] = ()  # (product, range) it holds for, when it names one
+
+
+@dataclass(frozen=True)
+class KeyPoint:
+    text: str  # markdown
+    evidence: tuple[Evidence, ...] = ()
+    versions: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(frozen=True)
@@ -58,7 +80,7 @@ class Question:
     level: str
     importance: str
     frequency: str
-    key_points: list[str]
+    key_points: list[KeyPoint]
     tiers: dict[str, str]  # basics/solid/senior -> markdown
     code_samples: list[CodeSample]
     go_deeper: dict[str, str]  # junior/middle/senior/principal -> markdown
@@ -67,6 +89,7 @@ class Question:
     claims_hold: list[Claim]
     experiments: list[str] = field(default_factory=list)
     path: Path | None = None
+    checked_against: dict[str, str] = field(default_factory=dict)  # product -> version checked
 
     def words(self) -> dict[str, int]:
         return {tier: count_words(self.tiers.get(tier, "")) for tier in TIERS}

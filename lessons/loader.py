@@ -13,7 +13,16 @@ from pathlib import Path
 
 from django.conf import settings
 
-from lessons.lesson import Claim, CodeSample, Followup, LessonError, Problem, Question
+from lessons.evidence import evidence_context, evidence_from_model
+from lessons.lesson import (
+    Claim,
+    CodeSample,
+    Followup,
+    KeyPoint,
+    LessonError,
+    Problem,
+    Question,
+)
 from lessons.schema import LessonModel
 from lessons.yamlschema import Document, document_load, document_validate
 
@@ -26,38 +35,29 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _claims(model: LessonModel) -> list[Claim]:
-    cost = [
-        Claim(
-            key=f"{model.slug}:{c.id}",
-            id=c.id,
-            question_slug=model.slug,
-            text=c.claim,
-            holds=False,
-            why=c.why_wrong,
-            truth=c.truth,
-            tier=c.tier,
-        )
-        for c in model.claims_cost
-    ]
-    hold = [
-        Claim(
-            key=f"{model.slug}:{c.id}",
-            id=c.id,
-            question_slug=model.slug,
-            text=c.claim,
-            holds=True,
-            why=c.why,
-            truth=None,
-            tier=c.tier,
-        )
-        for c in model.claims_hold
-    ]
-    return [*cost, *hold]
+def _backing(item) -> dict:
+    return {
+        "evidence": tuple(evidence_from_model(e) for e in item.evidence),
+        "versions": tuple(sorted((item.versions or {}).items())),
+    }
+
+
+def _claim(model: LessonModel, c, *, holds: bool) -> Claim:
+    return Claim(
+        key=f"{model.slug}:{c.id}",
+        id=c.id,
+        question_slug=model.slug,
+        text=c.claim,
+        holds=holds,
+        why=c.why if holds else c.why_wrong,
+        truth=None if holds else c.truth,
+        tier=c.tier,
+        **_backing(c),
+    )
 
 
 def question_from_model(model: LessonModel, path: Path) -> Question:
-    claims = _claims(model)
+    tiers = model.tiers
     return Question(
         slug=model.slug,
         order=model.order,
@@ -66,22 +66,19 @@ def question_from_model(model: LessonModel, path: Path) -> Question:
         level=model.level,
         importance=model.importance,
         frequency=model.frequency,
-        key_points=list(model.key_points),
-        tiers={
-            "basics": model.tiers.basics,
-            "solid": model.tiers.solid,
-            "senior": model.tiers.senior,
-        },
+        key_points=[KeyPoint(k.point, **_backing(k)) for k in model.key_points],
+        tiers={"basics": tiers.basics, "solid": tiers.solid, "senior": tiers.senior},
         code_samples=[
             CodeSample(s.title, s.language, s.tier, s.code, s.caption or "")
             for s in model.code_samples
         ],
         go_deeper=model.go_deeper.model_dump(),
         followups=[Followup(f.question, f.answer) for f in model.followups],
-        claims_cost=[c for c in claims if not c.holds],
-        claims_hold=[c for c in claims if c.holds],
+        claims_cost=[_claim(model, c, holds=False) for c in model.claims_cost],
+        claims_hold=[_claim(model, c, holds=True) for c in model.claims_hold],
         experiments=list(model.experiments or []),
         path=path,
+        checked_against=dict(model.checked_against),
     )
 
 
@@ -102,15 +99,15 @@ def _duplicate_claim_ids(doc: Document, model: LessonModel) -> list[Problem]:
 
 def check_file(path: Path) -> tuple[Question | None, list[Problem]]:
     """One file on its own: the Question if it is sound, and every problem found."""
-    question, problems, _ = _check(Path(path))
+    question, problems, _ = _check(Path(path), evidence_context())
     return question, problems
 
 
-def _check(path: Path) -> tuple[Question | None, list[Problem], Document | None]:
+def _check(path: Path, context: dict) -> tuple[Question | None, list[Problem], Document | None]:
     doc, problems = document_load(path, shown=display_path(path))
     if doc is None:
         return None, problems, None
-    model, problems = document_validate(doc, LessonModel)
+    model, problems = document_validate(doc, LessonModel, context=context)
     if model is None:
         return None, problems, doc
     problems = _duplicate_claim_ids(doc, model)
@@ -135,8 +132,9 @@ def check_files(paths: list[Path]) -> Checked:
     problems: list[Problem] = []
     by_slug: dict[str, Question] = {}
     by_order: dict[int, Question] = {}
+    context = evidence_context()
     for path in sorted(Path(p) for p in paths):
-        question, found, doc = _check(path)
+        question, found, doc = _check(path, context)
         if question is not None:
             first = by_slug.get(question.slug)
             if first is not None:

@@ -5,6 +5,7 @@ from typing import ClassVar
 
 from pydantic import StrictInt, field_validator
 
+from lessons.evidence import PRODUCTS, Backed, experiments_dir_shown
 from lessons.rendering import count_words, has_table
 from lessons.yamlschema import Slug, Text, YamlModel, choice, count, refusal
 
@@ -48,7 +49,13 @@ class FollowupModel(YamlModel):
     answer: Text
 
 
-class CostClaimModel(YamlModel):
+class KeyPointModel(Backed):
+    text_fields: ClassVar[tuple[str, ...]] = ("point",)
+    point: Text
+
+
+class CostClaimModel(Backed):
+    text_fields: ClassVar[tuple[str, ...]] = ("claim", "why_wrong", "truth")
     id: Slug
     claim: Text
     why_wrong: Text
@@ -56,7 +63,8 @@ class CostClaimModel(YamlModel):
     tier: Tier
 
 
-class HoldClaimModel(YamlModel):
+class HoldClaimModel(Backed):
+    text_fields: ClassVar[tuple[str, ...]] = ("claim", "why")
     id: Slug
     claim: Text
     why: Text
@@ -100,7 +108,8 @@ class LessonModel(YamlModel):
     level: choice(LEVELS, "level")
     importance: choice(IMPORTANCE, "importance")
     frequency: choice(FREQUENCY, "frequency")
-    key_points: count(list[Text], *KEY_POINTS)
+    checked_against: dict[str, Text]
+    key_points: count(list[KeyPointModel], *KEY_POINTS)
     tiers: TiersModel
     code_samples: count(list[CodeSampleModel], MIN_CODE_SAMPLES)
     go_deeper: GoDeeperModel
@@ -108,3 +117,28 @@ class LessonModel(YamlModel):
     claims_cost: count(list[CostClaimModel], MIN_CLAIMS_COST)
     claims_hold: count(list[HoldClaimModel], MIN_CLAIMS_HOLD)
     experiments: list[Slug] | None = None
+
+    @field_validator("checked_against", mode="before")
+    @classmethod
+    def _products(cls, value):
+        if isinstance(value, dict):
+            unknown = [k for k in value if k not in PRODUCTS]
+            if unknown:
+                expected = ", ".join(PRODUCTS)
+                raise refusal(
+                    "product", f"unknown product {unknown[0]!r} (expected one of: {expected})"
+                )
+            if not value:
+                raise refusal("empty", "name the versions this lesson was checked against")
+        return value
+
+    @field_validator("experiments")
+    @classmethod
+    def _experiments_exist(cls, slugs, info):
+        known = (info.context or {}).get("experiments")
+        for slug in slugs or []:
+            if known is not None and slug not in known:
+                raise refusal(
+                    "experiment", f"no experiment with slug {slug!r} in {experiments_dir_shown()}"
+                )
+        return slugs

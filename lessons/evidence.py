@@ -1,0 +1,295 @@
+"""How a lesson knows what it says: every claim and key point names its evidence, and the
+validator refuses one without it, so a learner can always see whether a fact was measured here,
+read in a library's source, taken from a vendor's documentation or from a seed document.
+
+In a lesson file (`evidence` is a list; each item has exactly one of these keys):
+
+    evidence:
+      - experiment: acks-late-long-body        # a lab experiment (lessons/experiments/<slug>.yaml)
+      - measured: 3                            # item 3 of ../shared/BROKER-FACTS.md (measured here)
+      - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/
+      - source: {package: kombu, versions: ">=5.7,<5.8",
+                 module: kombu.transport.redis, function: QoS.restore_visible}
+      - docs: {title: "Consumer Acknowledgements and Publisher Confirms", version: "4.1",
+               url: "https://www.rabbitmq.com/docs/confirms"}
+    versions: {rabbitmq: ">=4.0"}              # required when the text names a product version
+
+A claim whose text names a product with a version ("RabbitMQ 4.0", "Celery 5.5") must say in
+`versions` which versions of that product it holds for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import yaml
+from django.conf import settings
+from pydantic import ValidationInfo, field_validator, model_validator
+
+from lessons.yamlschema import Slug, Text, YamlModel, refusal
+
+KINDS = ("experiment", "measured", "seed", "source", "docs")
+# Product names a lesson may qualify with versions (the keys of `versions` and `checked_against`).
+PRODUCTS = {
+    "celery": "Celery",
+    "kombu": "kombu",
+    "redis": "Redis",
+    "redis-py": "redis-py",
+    "rabbitmq": "RabbitMQ",
+    "sqs": "SQS",
+    "django": "Django",
+    "python": "Python",
+    "flower": "Flower",
+}
+# "RabbitMQ 4.0", "Celery 5.5.0", "kombu 5.3+", "Redis 7": a product named with a version number.
+_MENTION = re.compile(
+    r"\b(" + "|".join(re.escape(p) for p in PRODUCTS.values()) + r")\s+v?(\d+(?:\.\d+)*)\b",
+    re.IGNORECASE,
+)
+# A PEP 440-style range kept simple: ">=4.0", ">=3.11.15,<4.3", "==5.7.*", "4.1".
+_SPEC = re.compile(
+    r"^\s*(?:(?:==|!=|>=|<=|~=|>|<)?\s*\d+(?:\.(?:\d+|\*))*\s*)(?:,\s*(?:==|!=|>=|<=|~=|>|<)\s*\d+(?:\.(?:\d+|\*))*\s*)*$"
+)
+_FACT_ITEM = re.compile(r"^(\d+)\.\s", re.MULTILINE)
+
+
+def _spec(value: str, where: str = "versions") -> str:
+    if not _SPEC.match(value):
+        raise refusal("versions", f"{value!r} is not a version range (write e.g. '>=5.7,<5.8')")
+    return value.strip()
+
+
+def _products(versions: dict[str, str] | None) -> dict[str, str] | None:
+    if versions is None:
+        return None
+    for product, spec in versions.items():
+        if product not in PRODUCTS:
+            expected = ", ".join(PRODUCTS)
+            raise refusal("versions", f"unknown product {product!r} (expected one of: {expected})")
+        _spec(str(spec))
+    return {k: str(v) for k, v in versions.items()}
+
+
+class SourceRef(YamlModel):
+    package: Text
+    versions: Text
+    module: Text
+    function: Text
+
+    @field_validator("versions")
+    @classmethod
+    def _range(cls, value: str) -> str:
+        return _spec(value)
+
+
+class DocRef(YamlModel):
+    title: Text
+    version: Text
+    url: Text | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _https(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("https://"):
+            raise refusal("url", f"{value!r}: a documentation link must start with https://")
+        return value
+
+
+class EvidenceModel(YamlModel):
+    experiment: Slug | None = None
+    measured: int | None = None
+    seed: Text | None = None
+    source: SourceRef | None = None
+    docs: DocRef | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EvidenceModel:
+        given = [k for k in KINDS if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise refusal(
+                "evidence", f"give exactly one of: {', '.join(KINDS)} (found {len(given)})"
+            )
+        return self
+
+    @field_validator("experiment")
+    @classmethod
+    def _experiment_exists(cls, slug: str | None, info: ValidationInfo) -> str | None:
+        known = (info.context or {}).get("experiments")
+        if slug is not None and known is not None and slug not in known:
+            raise refusal(
+                "experiment", f"no experiment with slug {slug!r} in {experiments_dir_shown()}"
+            )
+        return slug
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_exists(cls, name: str | None, info: ValidationInfo) -> str | None:
+        known = (info.context or {}).get("seeds")
+        if name is not None and known is not None and name not in known:
+            raise refusal("seed", f"no seed file {name!r} in the seeds folder")
+        return name
+
+    @field_validator("measured")
+    @classmethod
+    def _fact_exists(cls, item: int | None, info: ValidationInfo) -> int | None:
+        known = (info.context or {}).get("facts")
+        if item is not None and known is not None and item not in known:
+            raise refusal("measured", f"BROKER-FACTS.md has no item {item}")
+        return item
+
+
+def version_mentions(*texts: str) -> dict[str, str]:
+    """Products named with a version in `texts`: {product key: the first version named}."""
+    by_name = {name.lower(): key for key, name in PRODUCTS.items()}
+    found: dict[str, str] = {}
+    for text in texts:
+        for match in _MENTION.finditer(text or ""):
+            found.setdefault(by_name[match.group(1).lower()], match.group(2))
+    return found
+
+
+class Backed(YamlModel):
+    """Something a lesson asserts: it carries its evidence, and versions when it names one."""
+
+    text_fields: ClassVar[tuple[str, ...]] = ()
+    evidence: list[EvidenceModel]
+    versions: dict[str, str] | None = None
+
+    @field_validator("evidence")
+    @classmethod
+    def _some(cls, items: list) -> list:
+        if not items:
+            raise refusal(
+                "evidence",
+                "no evidence: name an experiment, measurement, seed, source or docs page",
+            )
+        return items
+
+    @field_validator("versions", mode="before")
+    @classmethod
+    def _versions(cls, value):
+        if value is not None and not isinstance(value, dict):
+            raise refusal("versions", "expected a mapping of product: version range")
+        return _products(value)
+
+    @model_validator(mode="after")
+    def _versions_for_mentions(self):
+        texts = [getattr(self, f) or "" for f in self.text_fields]
+        named = version_mentions(*texts)
+        missing = [k for k in named if k not in (self.versions or {})]
+        if missing:
+            shown = ", ".join(f"{PRODUCTS[k]} {named[k]}" for k in missing)
+            keys = ", ".join(missing)
+            raise refusal(
+                "versions",
+                f"names {shown} but does not say which versions it holds for (add versions: {{{keys}: ...}})",
+            )
+        return self
+
+
+# --- what the validator checks evidence against -----------------------------------------
+
+
+def experiments_dir() -> Path:
+    default = Path(settings.BASE_DIR) / "lessons" / "experiments"
+    return Path(getattr(settings, "EXPERIMENTS_DIR", default))
+
+
+def experiments_dir_shown() -> str:
+    from lessons.loader import display_path
+
+    return display_path(experiments_dir())
+
+
+def seeds_dir() -> Path:
+    default = Path(settings.BASE_DIR).parent / "shared" / "seeds"
+    return Path(getattr(settings, "SEEDS_DIR", default))
+
+
+def facts_file() -> Path:
+    default = Path(settings.BASE_DIR).parent / "shared" / "BROKER-FACTS.md"
+    return Path(getattr(settings, "BROKER_FACTS_FILE", default))
+
+
+def experiment_slugs(directory: Path | None = None) -> set[str]:
+    """Slugs read straight from the experiment files (a broken file still names its slug)."""
+    slugs = set()
+    for path in sorted(Path(directory or experiments_dir()).glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = None
+        slug = data.get("slug") if isinstance(data, dict) else None
+        if isinstance(slug, str):
+            slugs.add(slug)
+    return slugs
+
+
+def evidence_context() -> dict:
+    """What `experiment`, `seed` and `measured` are checked against. A seeds folder or facts
+    file that is not there (a checkout without ../shared) leaves that kind unchecked."""
+    seeds = seeds_dir()
+    facts = facts_file()
+    return {
+        "experiments": experiment_slugs(),
+        "seeds": {p.name for p in seeds.iterdir()} if seeds.is_dir() else None,
+        "facts": (
+            {int(n) for n in _FACT_ITEM.findall(facts.read_text(encoding="utf-8"))}
+            if facts.is_file()
+            else None
+        ),
+    }
+
+
+def evidence_stamp() -> tuple:
+    """Changes when anything evidence is checked against changes (for the catalog's cache)."""
+    paths = [*sorted(experiments_dir().glob("*.yaml")), facts_file()]
+    seeds = seeds_dir()
+    if seeds.is_dir():
+        paths.extend(sorted(seeds.iterdir()))
+    out = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        out.append((str(path), stat.st_mtime_ns, stat.st_size))
+    return tuple(out)
+
+
+# --- what pages and the command show ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of evidence as pages show it: `kind`, a one-line `label`, an optional `url`
+    (the experiment's page or the documentation) and `experiment` (its slug, to link)."""
+
+    kind: str
+    label: str
+    url: str | None = None
+    experiment: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "label": self.label, "url": self.url}
+
+
+def evidence_from_model(item: EvidenceModel) -> Evidence:
+    if item.experiment is not None:
+        return Evidence(
+            "experiment", f"lab experiment {item.experiment}", experiment=item.experiment
+        )
+    if item.measured is not None:
+        return Evidence(
+            "measured", f"measured on this stack (BROKER-FACTS.md item {item.measured})"
+        )
+    if item.seed is not None:
+        return Evidence("seed", f"seed document {item.seed}")
+    if item.source is not None:
+        s = item.source
+        return Evidence("source", f"{s.package} {s.versions}: {s.module}, {s.function}")
+    d = item.docs
+    return Evidence("docs", f"{d.title} (documentation, {d.version})", url=d.url)
