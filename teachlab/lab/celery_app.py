@@ -38,21 +38,24 @@ def _configure(app: Celery, lane: Lane) -> None:
         task_send_sent_event=False,
         worker_enable_remote_control=False,  # the lab's own registry (workers.py) lists them
     )
+    if lane.prefetch_multiplier is not None:
+        app.conf.worker_prefetch_multiplier = lane.prefetch_multiplier
     if lane.kind == "rabbit":
         # Native delayed delivery refuses a direct exchange (BROKER-FACTS 6): a quorum queue
         # bound to a topic exchange lets RabbitMQ hold the countdown instead of the worker.
-        exchange = Exchange(lane.queue, type="topic")
+        # A lane may ask for a direct exchange to show what happens without it.
+        exchange = Exchange(lane.queue, type=lane.exchange_type)
         app.conf.update(
             task_queues=[
                 Queue(
                     lane.queue,
                     exchange,
                     routing_key=lane.queue,
-                    queue_arguments={"x-queue-type": "quorum"},
+                    queue_arguments={"x-queue-type": "quorum", **lane.queue_arguments},
                 )
             ],
             task_default_exchange=lane.queue,
-            task_default_exchange_type="topic",
+            task_default_exchange_type=lane.exchange_type,
             task_default_routing_key=lane.queue,
             broker_native_delayed_delivery_queue_type="quorum",
         )

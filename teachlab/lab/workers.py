@@ -68,7 +68,9 @@ def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
 def _beat() -> None:
     r = app_redis()
     r.delete(control_key(_record["name"]))  # a stale order must not hit the new process
-    while _record.get("state") == "running":
+    # Still listening while a warm shutdown waits for running tasks: a supervisor's stop ends
+    # in a crash when its grace period runs out (worker_stop).
+    while _record.get("state") in {"running", "stopping", "restarting"}:
         try:
             _write(r, _record)
             got = r.blpop([control_key(_record["name"])], timeout=BEAT)
@@ -190,6 +192,33 @@ def worker_control(*, name: str, action: str) -> dict:
             return worker
     app_redis().rpush(control_key(name), action)
     app_redis().expire(control_key(name), 30)
+    return worker
+
+
+def worker_stop(*, name: str, grace: float) -> dict:
+    """Stop a worker as a supervisor does (`docker stop -t`, systemd's TimeoutStopSec): a warm
+    shutdown, then SIGKILL when it is still there after `grace` seconds. A busy worker waits
+    for its running tasks, so a grace shorter than they take strands what it holds
+    (BROKER-FACTS 4). Returns the worker's record as it was."""
+    record = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    worker = worker_control(name=name, action="shutdown")
+    proc = _local_process(record)
+    if proc is not None:
+        import psutil
+
+        try:
+            proc.wait(timeout=grace)
+        except psutil.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+        except psutil.Error:
+            pass  # it is gone already
+        return worker
+    time.sleep(grace)
+    latest = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    still_up = time.time() - float(latest.get("seen_at", 0)) < ALIVE_WITHIN
+    if latest.get("pid") == record.get("pid") and still_up and latest.get("state") != "stopped":
+        app_redis().rpush(control_key(name), "crash")
+        app_redis().expire(control_key(name), 30)
     return worker
 
 

@@ -85,6 +85,8 @@ def steps_seconds(steps: list) -> float:
                 total += float(step["wait"])
             elif "until" in step and isinstance(step["until"], Mapping):
                 total += float(step["until"].get("within", 0))
+            elif "shutdown" in step and isinstance(step["shutdown"], Mapping):
+                total += float(step["shutdown"].get("grace", 0))
     return total
 
 
@@ -213,8 +215,8 @@ def _condition(
         c.number(bound, bpath, f"`{bounds[0]}`")
 
 
-def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
-    """A step's `until` reads its own run, so it needs no `run`."""
+def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: list[str]) -> None:
+    """A step's `until` reads its own run unless it names another."""
     if not c.listing(steps, path, "`steps`"):
         return
     fired = False
@@ -243,9 +245,20 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
         elif key == "wait":
             c.number(value, (*spath, key), "`wait` seconds", minimum=0.1)
         elif key == "until":
-            _condition(c, value, (*spath, key), schema.UNTIL_FIELDS, "`until`", [run_name])
+            names = run_names if isinstance(value, Mapping) and "run" in value else [run_name]
+            _condition(c, value, (*spath, key), schema.UNTIL_FIELDS, "`until`", names)
             if isinstance(value, Mapping) and "within" in value:
                 c.number(value["within"], (*spath, key, "within"), "`within` seconds", minimum=1)
+        elif key == "shutdown" and isinstance(value, Mapping):
+            what = "a `shutdown` with a grace period"
+            if c.mapping(value, (*spath, key), schema.STOP_FIELDS, what):
+                if value.get("worker") not in schema.WORKER_TARGETS:
+                    c.problem(
+                        (*spath, key, "worker"),
+                        f"`worker` is one of {', '.join(schema.WORKER_TARGETS)}",
+                    )
+                if "grace" in value:
+                    c.number(value["grace"], (*spath, key, "grace"), "`grace` seconds", minimum=0)
         elif key in ("crash", "shutdown") and value not in schema.WORKER_TARGETS:
             c.problem(
                 (*spath, key),
@@ -254,10 +267,6 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
         elif key == "ready" and value != "workers":
             c.problem(
                 (*spath, key), "`ready` takes `workers` (wait until the lane's workers are alive)"
-            )
-        elif key == "purge" and value != "run":
-            c.problem(
-                (*spath, key), "`purge` takes `run` (delete the run's messages from the broker)"
             )
     if not fired:
         c.problem(path, "the steps never `fire` the run")
@@ -348,7 +357,13 @@ def experiment_validate(
             elif "params" in run:
                 c.problem((*rpath, "params"), "`params` must be a mapping of run parameters")
             if "steps" in run:
-                _steps(c, run["steps"], (*rpath, "steps"), name if isinstance(name, str) else "")
+                _steps(
+                    c,
+                    run["steps"],
+                    (*rpath, "steps"),
+                    name if isinstance(name, str) else "",
+                    run_names,
+                )
                 if (
                     isinstance(run["steps"], list)
                     and steps_seconds(run["steps"]) > schema.MAX_SECONDS
@@ -487,7 +502,7 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
     runs = []
     for run in data["runs"]:
         steps = [
-            {"until": {"per": "run", **step["until"], "run": run["name"]}}
+            {"until": {"per": "run", "run": run["name"], **step["until"]}}
             if isinstance(step, Mapping) and "until" in step
             else step
             for step in run["steps"]
