@@ -7,18 +7,9 @@ from pathlib import Path
 
 from lessons.rendering import count_words
 from lessons.schema import TIERS
+from lessons.yamlschema import Problem
 
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a lesson file, printed as `path:line: message`."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+__all__ = ["Claim", "CodeSample", "Followup", "LessonError", "Problem", "Question"]
 
 
 class LessonError(Exception):

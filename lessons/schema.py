@@ -1,6 +1,13 @@
 """The rules a lesson file must follow, in one place so the validator, the loader and the
 README table cannot drift apart (lessons/content/README.md describes the same rules)."""
 
+from typing import ClassVar
+
+from pydantic import StrictInt, field_validator
+
+from lessons.rendering import count_words, has_table
+from lessons.yamlschema import Slug, Text, YamlModel, choice, count, refusal
+
 TIERS = ("basics", "solid", "senior")
 LEVELS = ("junior", "middle", "senior", "principal")
 IMPORTANCE = ("low", "medium", "high", "critical")
@@ -22,29 +29,82 @@ MIN_FOLLOWUPS = 2
 MIN_CLAIMS_COST = 5
 MIN_CLAIMS_HOLD = 3
 
-SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
-# Top-level fields: name -> required?
-FIELDS = {
-    "slug": True,
-    "order": True,
-    "title": True,
-    "prompt": True,
-    "level": True,
-    "importance": True,
-    "frequency": True,
-    "key_points": True,
-    "tiers": True,
-    "code_samples": True,
-    "go_deeper": True,
-    "followups": True,
-    "claims_cost": True,
-    "claims_hold": True,
-    "experiments": False,
-}
-CODE_SAMPLE_FIELDS = {"title": True, "language": True, "tier": True, "code": True, "caption": False}
-FOLLOWUP_FIELDS = {"question": True, "answer": True}
-CLAIM_COST_FIELDS = {"id": True, "claim": True, "why_wrong": True, "truth": True, "tier": True}
-CLAIM_HOLD_FIELDS = {"id": True, "claim": True, "why": True, "tier": True}
-GO_DEEPER_FIELDS = {level: True for level in LEVELS}
-TIER_FIELDS = {tier: True for tier in TIERS}
+# --- the models the loader validates a file with (lessons/yamlschema.py reports problems) ---
+
+Tier = choice(TIERS, "tier")
+
+
+class CodeSampleModel(YamlModel):
+    title: Text
+    language: choice(LANGUAGES, "code language")
+    tier: Tier
+    code: Text
+    caption: Text | None = None
+
+
+class FollowupModel(YamlModel):
+    question: Text
+    answer: Text
+
+
+class CostClaimModel(YamlModel):
+    id: Slug
+    claim: Text
+    why_wrong: Text
+    truth: Text
+    tier: Tier
+
+
+class HoldClaimModel(YamlModel):
+    id: Slug
+    claim: Text
+    why: Text
+    tier: Tier
+
+
+class TiersModel(YamlModel):
+    yaml_noun: ClassVar[str] = "tier"
+    basics: Text
+    solid: Text
+    senior: Text
+
+    @field_validator("basics", "solid", "senior")
+    @classmethod
+    def _words(cls, text: str, info) -> str:
+        words = count_words(text)
+        low, high = TIER_WORDS[info.field_name]
+        if high is not None and words > high:
+            raise refusal("words", f"{words} words, over the limit of {high}")
+        if low is not None and words < low:
+            raise refusal("words", f"{words} words, under the minimum of {low}")
+        if info.field_name == "senior" and not has_table(text):
+            raise refusal("table", "no Markdown table (the senior tier needs at least one)")
+        return text
+
+
+class GoDeeperModel(YamlModel):
+    yaml_noun: ClassVar[str] = "level"
+    junior: Text
+    middle: Text
+    senior: Text
+    principal: Text
+
+
+class LessonModel(YamlModel):
+    yaml_name: ClassVar[str] = "lesson"
+    slug: Slug
+    order: StrictInt
+    title: Text
+    prompt: Text
+    level: choice(LEVELS, "level")
+    importance: choice(IMPORTANCE, "importance")
+    frequency: choice(FREQUENCY, "frequency")
+    key_points: count(list[Text], *KEY_POINTS)
+    tiers: TiersModel
+    code_samples: count(list[CodeSampleModel], MIN_CODE_SAMPLES)
+    go_deeper: GoDeeperModel
+    followups: count(list[FollowupModel], MIN_FOLLOWUPS)
+    claims_cost: count(list[CostClaimModel], MIN_CLAIMS_COST)
+    claims_hold: count(list[HoldClaimModel], MIN_CLAIMS_HOLD)
+    experiments: list[Slug] | None = None

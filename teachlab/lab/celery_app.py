@@ -76,6 +76,22 @@ def lane_app(lane: str | Lane) -> Celery:
     return app
 
 
+def worker_args(*, hostname: str, lane: Lane, loglevel: str) -> list[str]:
+    """The worker command line every lab lane's workers share, the control lane's too."""
+    return [
+        "worker",
+        "--hostname",
+        hostname,
+        "--queues",
+        lane.queue,
+        "--loglevel",
+        loglevel,
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run one lab worker process for one lane.")
     parser.add_argument("--lane", required=True)
@@ -93,18 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     signals.worker_identity.update(name=args.name, lane=lane.name)
     app = lane_app(lane)
     app.worker_main(
-        [
-            "worker",
-            "--hostname",
-            worker_hostname(args.name),
-            "--queues",
-            lane.queue,
-            "--loglevel",
-            args.loglevel,
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ]
+        worker_args(hostname=worker_hostname(args.name), lane=lane, loglevel=args.loglevel)
     )
 
 

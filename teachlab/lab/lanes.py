@@ -108,6 +108,20 @@ LANE_TABLE: list[dict] = [
     },
 ]
 
+# The plain-Celery control (teachlab/lab/control.py): redis-short's entry on its own database,
+# so its transport options and worker count are redis-short's by construction.
+LANE_TABLE.append(
+    {
+        **LANE_TABLE[0],
+        "name": "redis-control",
+        "db": 6,
+        "listed": False,
+        "plain": True,
+        "title": "Plain Celery control for redis-short",
+        "summary": "No lab signal handlers: counts executions only (`lab fidelity`).",
+    }
+)
+
 HOW_TO_GET = {
     "redis": "apt install redis-server (or `docker compose up -d redis`); scripts/run starts "
     "one itself when none answers",
@@ -132,6 +146,7 @@ class Lane:
     prefetch_multiplier: int | None = None  # None: Celery's default (4)
     exchange_type: str = "topic"  # RabbitMQ lanes; native delayed delivery needs topic
     listed: bool = True
+    plain: bool = False  # the control lane: plain Celery, no lab handlers, not fired by runs
     title: str = ""
     summary: str = ""
     extra_options: dict = field(default_factory=dict, hash=False, compare=False)
@@ -173,6 +188,7 @@ def lane_from_entry(entry: dict) -> Lane:
         prefetch_multiplier=entry.get("prefetch_multiplier"),
         exchange_type=entry.get("exchange_type", "topic"),
         listed=entry.get("listed", True),
+        plain=entry.get("plain", False),
         title=entry.get("title", entry["name"]),
         summary=entry.get("summary", ""),
         extra_options=entry.get("transport_options", {}),
@@ -260,6 +276,8 @@ def worker_hostname(name: str) -> str:
 
 
 def worker_argv(lane: Lane, number: int) -> list[str]:
+    if lane.plain:
+        return [sys.executable, "-m", "teachlab.lab.control", "--name", worker_name(lane, number)]
     return [
         sys.executable,
         "-m",

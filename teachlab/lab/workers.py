@@ -45,7 +45,32 @@ def _write(r, record: dict) -> None:
     record["held"] = len(events.held)
     record["running"] = len(events.running)
     record["held_ids"] = sorted(set(events.held.values()))[:200]
+    record["handler_ms"] = handler_stats()
     r.hset(REGISTRY, record["name"], json.dumps(record))
+
+
+_stats: dict = {"at": 0.0, "value": {"n": 0}}
+STATS_EVERY = 2.0  # seconds; sorting 20k numbers takes the GIL for a moment
+
+
+def handler_stats() -> dict:
+    """Milliseconds the lab's signal handlers took per delivery in this worker (the latest
+    20k): wall time, and the thread's CPU time within it."""
+    from teachlab.lab.signals import handler_cpu_seconds, handler_seconds
+
+    if time.monotonic() - _stats["at"] < STATS_EVERY:
+        return _stats["value"]
+    value = {"n": len(handler_seconds)}
+    for name, found in (("wall", handler_seconds), ("cpu", handler_cpu_seconds)):
+        times = sorted(found)
+        if times:
+            value[name] = {q: _ms(times, f) for q, f in (("p50", 0.5), ("p99", 0.99), ("max", 1))}
+    _stats.update(at=time.monotonic(), value=value)
+    return value
+
+
+def _ms(times: list[float], q: float) -> float:
+    return round(times[min(len(times) - 1, int(len(times) * q))] * 1000, 3)
 
 
 def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
@@ -153,6 +178,7 @@ def workers_list() -> list[dict]:
                 "running": int(record.get("running", 0)) if alive else 0,
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),
+                "handler_ms": record.get("handler_ms") or {},
             }
         )
     found.sort(key=lambda w: (order.get(w["lane"], 99), w["name"]))
