@@ -140,9 +140,9 @@ def test_every_experiment_a_lesson_links_exists_and_backs_real_claims():
     claims = lesson_claims()
     import yaml
 
-    from teachlab.lab.experiments.catalog import LESSONS_DIR
+    from teachlab.lab.experiments.catalog import lessons_dir
 
-    for path in LESSONS_DIR.glob("*.yaml"):
+    for path in lessons_dir().glob("*.yaml"):
         lesson = yaml.safe_load(path.read_text())
         for slug in lesson.get("experiments") or []:
             assert slug in slugs, f"{path.name} links missing experiment {slug}"
@@ -232,3 +232,46 @@ def test_pages_leave_a_broken_file_out_while_the_command_refuses_it(tmp_path):
     assert [e.slug for e in experiments_load(directory=tmp_path)] == ["tiny"]
     with pytest.raises(CatalogError, match="broken.yaml:2: `order` must be a whole number"):
         experiments_load(directory=tmp_path, strict=True)
+
+
+def test_claims_resolve_through_the_configured_lessons_folder(tmp_path, settings):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    (lessons / "01-x.yaml").write_text("slug: made-up-lesson\nclaims_hold:\n  - id: its-claim\n")
+    (tmp_path / "tiny.yaml").write_text(
+        GOOD.replace("raise-visibility-timeout", "made-up-lesson").replace(
+            "copies-run-together-at-due-time", "its-claim"
+        )
+    )
+    settings.LESSONS_DIR = lessons
+    experiments, problems = catalog_validate(directory=tmp_path)
+    assert problems == [] and [e.slug for e in experiments] == ["tiny"]
+    settings.LESSONS_DIR = tmp_path / "elsewhere"
+    _, problems = catalog_validate(directory=tmp_path)
+    assert any("no lesson with slug 'made-up-lesson'" in p.message for p in problems)
+
+
+def test_an_until_may_wait_for_another_run_and_a_shutdown_may_have_a_grace_period():
+    text = (
+        GOOD.replace(
+            "      - wait: 30\n",
+            "      - shutdown: {worker: holder, grace: 3}\n"
+            "      - until: {run: other, what: executions, at_least: 1, within: 20}\n"
+            "  - name: other\n"
+            "    lane: redis-long\n"
+            "    params: {}\n"
+            "    steps: [fire]\n",
+        )
+        .replace(
+            "  - what: receipts\n    per: task", "  - run: main\n    what: receipts\n    per: task"
+        )
+        .replace("observe: {what: max_receipts}", "observe: {run: main, what: max_receipts}")
+    )
+    experiment, problems = validate(text)
+    assert problems == []
+    assert experiment.runs[0]["steps"][2]["until"]["run"] == "other"
+    assert experiment.seconds == 23
+    _, problems = validate(text.replace("run: other, what", "run: nobody, what"))
+    assert any("no run named 'nobody'" in p.message for p in problems)
+    _, problems = validate(text.replace("worker: holder, grace: 3", "worker: holder"))
+    assert any("missing `grace`" in p.message for p in problems)

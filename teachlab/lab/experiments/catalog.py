@@ -23,7 +23,12 @@ from teachlab.lab.experiments.source import Located, YamlError, located_load
 
 log = logging.getLogger(__name__)
 EXPERIMENTS_DIR = Path(settings.BASE_DIR) / "lessons" / "experiments"
-LESSONS_DIR = Path(settings.BASE_DIR) / "lessons" / "content"
+
+
+def lessons_dir() -> Path:
+    """The configured lessons folder (settings.LESSONS_DIR, TEACHLAB_LESSONS_DIR), read at each
+    call so that claims resolve against the lessons the site actually serves."""
+    return Path(settings.LESSONS_DIR)
 
 
 @dataclass(frozen=True)
@@ -93,10 +98,10 @@ def steps_seconds(steps: list) -> float:
 # --- lessons and lanes the files refer to -------------------------------------------------
 
 
-def lesson_claims(lessons_dir: Path = LESSONS_DIR) -> dict[str, set[str]]:
+def lesson_claims(directory: Path | None = None) -> dict[str, set[str]]:
     """slug -> claim ids of every lesson file that parses (the lesson validator reports the rest)."""
     found: dict[str, set[str]] = {}
-    for path in sorted(lessons_dir.glob("*.yaml")):
+    for path in sorted((directory or lessons_dir()).glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError):
@@ -390,7 +395,10 @@ def experiment_validate(
             if lessons is None or not isinstance(lesson, str):
                 continue
             if lesson not in lessons:
-                c.problem((*bpath, "lesson"), f"no lesson with slug {lesson!r} in lessons/content")
+                c.problem(
+                    (*bpath, "lesson"),
+                    f"no lesson with slug {lesson!r} in {display_path(lessons_dir())}",
+                )
                 continue
             for j, claim in enumerate(claims):
                 if claim not in lessons[lesson]:
@@ -534,18 +542,18 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
 def catalog_validate(
     *,
     directory: Path = EXPERIMENTS_DIR,
-    lessons_dir: Path = LESSONS_DIR,
+    lessons: Path | None = None,
     check_lessons: bool = True,
 ) -> tuple[list[Experiment], list[Problem]]:
     """Every experiment file in `directory`, and every problem across them."""
-    lessons = lesson_claims(lessons_dir) if check_lessons else None
+    claims = lesson_claims(lessons) if check_lessons else None
     lanes = known_lanes()
     experiments: list[Experiment] = []
     problems: list[Problem] = []
     for path in sorted(directory.glob("*.yaml")):
         file = display_path(path)  # the lessons validator's rule: project-relative paths
         experiment, found = experiment_validate(
-            file=file, text=path.read_text(encoding="utf-8"), lessons=lessons, lanes=lanes
+            file=file, text=path.read_text(encoding="utf-8"), lessons=claims, lanes=lanes
         )
         problems.extend(found)
         if experiment is not None:
@@ -581,8 +589,9 @@ def experiments_load(
     """
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.yaml")))
     if strict:
-        lessons = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(LESSONS_DIR.glob("*.yaml")))
-        stamp = (*stamp, *lessons)
+        folder = lessons_dir()
+        lessons = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+        stamp = (*stamp, str(folder), *lessons)
     experiments, problems = _cached(str(directory), stamp, strict)
     if problems and strict:
         raise CatalogError(list(problems))
