@@ -57,7 +57,7 @@ def _start_private_redis() -> str:
         )
     port = free_port()
     data = STATE / "redis"
-    data.mkdir()
+    data.mkdir(exist_ok=True)  # mutmut runs pytest again in one process
     proc = subprocess.Popen(
         [
             binary,

@@ -67,55 +67,73 @@
     var el = document.getElementById("live-status");
     if (el) el.textContent = text;
   }
-  // Two workers' messages can cross on the way, so an older count may arrive after a newer
-  // one: keep whichever counters carry the highest event number (the final summary wins).
-  document.body.addEventListener("htmx:oobBeforeSwap", function (ev) {
-    var target = ev.detail.target;
-    if (!target || (target.id !== "counters" && target.id !== "prediction")) return;
-    var frag = ev.detail.fragment;
-    var incoming = frag && (frag.id === target.id ? frag : frag.querySelector && frag.querySelector("#" + target.id));
-    if (!incoming) return;
-    var have = target.getAttribute("data-seq"), got = incoming.getAttribute("data-seq");
-    if (have === "final" && got !== "final") { ev.detail.shouldSwap = false; return; }
-    if (have && got && got !== "final" && Number(got) < Number(have)) ev.detail.shouldSwap = false;
+  // Frames from the run's socket are applied here, not by htmx: htmx walks every element
+  // swapped so far in a frame after each out-of-band swap, so a 200-event burst cost the page
+  // seconds (scripts/bench_lab.py --browser). The server already sends batches in order,
+  // each change once, so applying them is a loop of replaceWith/append.
+  var last = "";
+  function items(html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    var found = [];
+    Array.prototype.forEach.call(tpl.content.children, function (el) {
+      if (el.tagName === "TEMPLATE" && el.id !== "live-cursor") {
+        Array.prototype.push.apply(found, el.content.children);
+      } else {
+        found.push(el);
+      }
+    });
+    return found;
+  }
+  function apply(html) {
+    items(html).forEach(function (el) {
+      if (el.id === "live-cursor") { last = el.dataset.last || last; return; }
+      var how = el.getAttribute("hx-swap-oob") || "true";
+      el.removeAttribute("hx-swap-oob");
+      var style = "outerHTML", sel = el.id ? "#" + el.id : "";
+      var colon = how.indexOf(":");
+      if (colon > 0) { style = how.slice(0, colon); sel = how.slice(colon + 1); }
+      else if (how !== "true") { style = how; }
+      var target = sel.charAt(0) === "#" ? document.getElementById(sel.slice(1)) : null;
+      if (!target) return;
+      if (style === "beforeend") target.append.apply(target, Array.from(el.childNodes));
+      else if (style === "innerHTML") target.replaceChildren.apply(target, Array.from(el.childNodes));
+      else target.replaceWith(el);
+    });
+  }
+  live.addEventListener("htmx:wsBeforeMessage", function (ev) {
+    ev.preventDefault();
+    apply(ev.detail.message);
   });
+  // A reconnect asks for everything after the last batch this page holds.
+  var createSocket = window.htmx && htmx.createWebSocket;
+  if (createSocket) {
+    htmx.createWebSocket = function (url) {
+      if (last && url.indexOf("/ws/lab/runs/") >= 0) {
+        url += (url.indexOf("?") < 0 ? "?" : "&") + "after=" + encodeURIComponent(last);
+      }
+      return createSocket(url);
+    };
+  }
   live.addEventListener("htmx:wsOpen", function () { status("Live: connected."); });
   live.addEventListener("htmx:wsClose", function () { status("Connection lost; reconnecting…"); });
 
   // Replay a finished run from its stored events, each drawn by the same fragments as live.
   var box = live.querySelector("[data-replay-url]");
   if (!box) return;
-  var timers = [];
+  var replaySocket = null;
   box.addEventListener("click", function (ev) {
     var btn = ev.target.closest("[data-replay-speed]");
     if (!btn) return;
     var speed = parseFloat(btn.dataset.replaySpeed) || 1;
-    timers.forEach(clearTimeout);
-    timers = [];
-    fetch(box.dataset.replayUrl, { headers: { Accept: "application/json" } })
-      .then(function (r) { return r.json(); })
-      .then(function (data) {
-        ["receipts-body", "timeline-rows", "waiting"].forEach(function (id) {
-          var el = document.getElementById(id);
-          if (el) el.innerHTML = "";
-        });
-        // The page holds the final counts; a replay counts up again from zero.
-        ["counters", "prediction"].forEach(function (id) {
-          var el = document.getElementById(id);
-          if (el) el.removeAttribute("data-seq");
-        });
-        htmx.swap("#live", data.reset, { swapStyle: "none" });
-        var last = data.events.length ? data.events[data.events.length - 1].t : 0;
-        frozenAt = null;
-        replay = { start: performance.now(), speed: speed, until: last + 1 };
-        status("Replaying at " + speed + "×…");
-        data.events.forEach(function (e) {
-          timers.push(setTimeout(function () {
-            htmx.swap("#live", e.html, { swapStyle: "none" });
-          }, Math.max(0, e.t) * 1000 / speed));
-        });
-        timers.push(setTimeout(function () { status("Replay finished."); }, (last + 0.1) * 1000 / speed));
-      })
-      .catch(function () { status("Could not load the stored events for a replay."); });
+    if (replaySocket) replaySocket.close();
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host +
+      box.dataset.replaySocket + "?replay=" + speed;
+    frozenAt = null;
+    replay = { start: performance.now(), speed: speed, until: span };
+    status("Replaying at " + speed + "×…");
+    replaySocket = new WebSocket(url);
+    replaySocket.onmessage = function (m) { apply(m.data); };
+    replaySocket.onerror = function () { status("Could not replay the stored events."); };
   });
 })();

@@ -38,21 +38,24 @@ def _configure(app: Celery, lane: Lane) -> None:
         task_send_sent_event=False,
         worker_enable_remote_control=False,  # the lab's own registry (workers.py) lists them
     )
+    if lane.prefetch_multiplier is not None:
+        app.conf.worker_prefetch_multiplier = lane.prefetch_multiplier
     if lane.kind == "rabbit":
         # Native delayed delivery refuses a direct exchange (BROKER-FACTS 6): a quorum queue
         # bound to a topic exchange lets RabbitMQ hold the countdown instead of the worker.
-        exchange = Exchange(lane.queue, type="topic")
+        # A lane may ask for a direct exchange to show what happens without it.
+        exchange = Exchange(lane.queue, type=lane.exchange_type)
         app.conf.update(
             task_queues=[
                 Queue(
                     lane.queue,
                     exchange,
                     routing_key=lane.queue,
-                    queue_arguments={"x-queue-type": "quorum"},
+                    queue_arguments={"x-queue-type": "quorum", **lane.queue_arguments},
                 )
             ],
             task_default_exchange=lane.queue,
-            task_default_exchange_type="topic",
+            task_default_exchange_type=lane.exchange_type,
             task_default_routing_key=lane.queue,
             broker_native_delayed_delivery_queue_type="quorum",
         )
@@ -73,6 +76,22 @@ def lane_app(lane: str | Lane) -> Celery:
     return app
 
 
+def worker_args(*, hostname: str, lane: Lane, loglevel: str) -> list[str]:
+    """The worker command line every lab lane's workers share, the control lane's too."""
+    return [
+        "worker",
+        "--hostname",
+        hostname,
+        "--queues",
+        lane.queue,
+        "--loglevel",
+        loglevel,
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run one lab worker process for one lane.")
     parser.add_argument("--lane", required=True)
@@ -90,18 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     signals.worker_identity.update(name=args.name, lane=lane.name)
     app = lane_app(lane)
     app.worker_main(
-        [
-            "worker",
-            "--hostname",
-            worker_hostname(args.name),
-            "--queues",
-            lane.queue,
-            "--loglevel",
-            args.loglevel,
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ]
+        worker_args(hostname=worker_hostname(args.name), lane=lane, loglevel=args.loglevel)
     )
 
 

@@ -1,6 +1,7 @@
-"""The live run socket: joins one run's group, only for that run's owner, and forwards the HTML
-the worker rendered once. On connect it first sends everything stored so far (the backlog), so a
-page opened mid-run or reconnected is complete; events already in the backlog are not sent twice.
+"""The live run socket: for the run's owner only, it joins this process's reader of the run
+(reader.py) with "everything after the id this page saw last" and forwards the HTML the reader
+rendered once per batch. A finished run replays over the same socket, through the same
+renderer, at 1x or 10x.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -15,18 +17,15 @@ from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
 from teachlab.lab.errors import LabError
-from teachlab.lab.fragments import TEMPLATE, picture_from, render_event_html
+from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
+from teachlab.lab.reader import reader_join, reader_leave
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 CLOSE_NOT_YOURS = 4403
-DONE_TEXT = {
-    "done": "Run finished: every copy has settled.",
-    "timed_out": "Run timed out with copies still unsettled (a crashed worker holds them?).",
-    "failed": "The run failed while publishing; see your runs list.",
-}
 RESYNC_EVERY = 3.0  # seconds between two redraws a socket may ask for
-FILL_DELAY = 1.0  # seconds; a worker stores its events within a few hundred ms of publishing
+REPLAY_SPEEDS = {1.0, 10.0}
+REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
 
 
 @database_sync_to_async
@@ -40,59 +39,10 @@ def owned_run(scope: dict, run_id: str):
 
 
 @database_sync_to_async
-def _backlog_render(run) -> tuple[str, frozenset[int]]:
-    from teachlab.lab.runs import run_events, run_summary
-
-    events = run_events(run)
-    context = {
-        "picture": picture_from(events),
-        "counts": run_summary(run),
-        "prediction": run.prediction,
-        "final": run.status != "running",
-    }
-    return render_to_string(f"{TEMPLATE}#backlog", context), frozenset(e["seq"] for e in events)
-
-
-# A class of 50 opening the same run at once would otherwise render the same backlog 50 times
-# in Channels' one database thread, delaying everyone's live events by seconds. A backlog a
-# little older than the join is fine: the gap check below fetches what it lacks.
-_backlogs: dict[str, tuple[float, str, frozenset[int]]] = {}
-_backlog_locks: dict[str, asyncio.Lock] = {}
-BACKLOG_TTL = 2.0  # seconds
-
-
-async def backlog(run, *, fresh: bool = False) -> tuple[str, frozenset[int]]:
-    """Every panel redrawn from the stored events, and the seqs it covers."""
-    lock = _backlog_locks.setdefault(run.id, asyncio.Lock())
-    async with lock:
-        cached = _backlogs.get(run.id)
-        if cached and not fresh and time.monotonic() - cached[0] < BACKLOG_TTL:
-            return cached[1], cached[2]
-        html, seqs = await _backlog_render(run)
-        now = time.monotonic()
-        _backlogs[run.id] = (now, html, seqs)
-        for key, (at, _, _) in list(_backlogs.items()):
-            if now - at > BACKLOG_TTL:
-                _backlogs.pop(key, None)
-                _backlog_locks.pop(key, None)
-        return html, seqs
-
-
-@database_sync_to_async
-def seq_high_water(run_id: str) -> int:
-    """The last seq handed out for this run (events are numbered in Redis before either being
-    published or stored)."""
-    from teachlab.lab.store import app_redis
-
-    return int(app_redis().get(f"lab:run:{run_id}:seq") or 0)
-
-
-@database_sync_to_async
-def stored_events(run, seqs: set[int]) -> list[dict]:
+def stored_events(run) -> list[dict]:
     from teachlab.lab.runs import run_events
 
-    low = min(seqs) - 1 if seqs else 0
-    return [e for e in run_events(run, after_seq=low) if e["seq"] in seqs]
+    return run_events(run)
 
 
 @database_sync_to_async
@@ -141,19 +91,22 @@ def broker_frame(snapshot: dict | None, run_tag: str) -> str:
     return html
 
 
+def _query(scope: dict) -> dict[str, str]:
+    raw = parse_qs((scope.get("query_string") or b"").decode("latin-1"))
+    return {key: values[-1] for key, values in raw.items() if values}
+
+
 class RunConsumer(AsyncWebsocketConsumer):
-    """Group messages reach this socket through the process's hub for the group (hub.py),
-    not through its own channel: see there for why."""
+    """Lab events come from the run's reader (reader.py); broker snapshots from the process's
+    hub for the lane's group (hub.py)."""
 
     groups: list[str] = []
 
     async def connect(self) -> None:
         self.run = None
         self.joined: list[str] = []
-        self.sent: set[int] = set()
-        self.ready = False
-        self.early: list[dict] = []  # hub messages that came while the backlog was read
-        self.fill_task: asyncio.Future | None = None
+        self.following = False
+        self.replay_task: asyncio.Task | None = None
         run_id = self.scope["url_route"]["kwargs"]["run_id"]
         run = await owned_run(self.scope, run_id)
         if run is None:
@@ -161,41 +114,61 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_NOT_YOURS)
             return
         self.run = run
-        # Join before reading the backlog: an event stored meanwhile arrives both ways and
-        # the seq check drops the second copy; none can fall in between.
-        await self._join(run.group)
+        query = _query(self.scope)
+        await self.accept()
+        if "replay" in query:
+            self.replay_task = asyncio.ensure_future(self.replay(query.get("replay", "")))
+            return
         self.lane_tag = ""
         if run.status == "running":
             self.lane_tag = await self._broker_join(run)
-        await self.accept()
-        high = await seq_high_water(run.id)
-        html, seqs = await backlog(run)
-        self.sent = set(seqs)
-        if self.lane_tag:
-            # One look now, so the panel is not empty until the monitor's next snapshot.
-            html += broker_html(await broker_look(run.lane), self.lane_tag)
-        await self.send(text_data=html + self._status("Live: connected."))
-        self.ready = True
-        early, self.early = self.early, []
-        await self.hub_deliver(early)
-        # Workers publish an event before they store it. One published just before we joined
-        # but not yet stored when we read the backlog would be lost: fetch such gaps later.
-        self.gap = set(range(1, high + 1)) - seqs
-        if self.gap:
-            self.fill_task = asyncio.ensure_future(self._fill())
+            if self.lane_tag:
+                # One look now, so the panel is not empty until the monitor's next snapshot.
+                await self.send(text_data=broker_html(await broker_look(run.lane), self.lane_tag))
+        self.reader = await reader_join(run.id, self, after=query.get("after", "0-0"))
+        self.following = True
 
-    async def _fill(self) -> None:
-        for attempt in range(1, 4):
-            await asyncio.sleep(FILL_DELAY * attempt)
-            gap = self.gap - self.sent
-            if not gap:
-                return
-            found = await stored_events(self.run, gap)
-            for event in found:
-                if event["seq"] not in self.sent:
-                    self.sent.add(event["seq"])
-                    await self.send(text_data=render_event_html(event))
-            self.gap = gap - {e["seq"] for e in found}
+    async def reader_deliver(self, batches, *, redraw: str | None) -> None:
+        """The reader's batches (and a full redraw when this page is new or too far behind),
+        as one frame."""
+        html = (redraw or "") + "".join(batch.html for batch in batches)
+        if html:
+            await self.send(text_data=html)
+
+    async def replay(self, speed_text: str) -> None:
+        """The stored events again at 1x or 10x, drawn by the reader's batch renderer."""
+        from teachlab.lab.fragments import render_batch_html, render_done_html
+
+        try:
+            speed = float(speed_text)
+        except ValueError:
+            speed = 0.0
+        if speed not in REPLAY_SPEEDS:
+            await self._error("Replay speed must be 1 or 10.")
+            return
+        events = await stored_events(self.run)
+        reset = {
+            "counts": {"tasks": len(self.run.task_ids)},
+            "prediction": self.run.prediction,
+            "status_text": f"Replaying at {speed:g}×…",
+        }
+        await self.send(text_data=render_to_string(f"{TEMPLATE}#replay_reset", reset))
+        started = time.monotonic()
+        i = 0
+        while i < len(events):
+            due = (events[i].get("t") or 0) / speed
+            wait = due - (time.monotonic() - started)
+            if wait > 0:
+                await asyncio.sleep(wait)
+            now = (time.monotonic() - started + REPLAY_TICK) * speed
+            batch = []
+            while i < len(events) and (events[i].get("t") or 0) <= now:
+                batch.append(events[i])
+                i += 1
+            await self.send(text_data=render_batch_html(batch))
+        summary = {**(events[-1]["counts"] if events else {}), "status": "replayed"}
+        summary["prediction"] = self.run.prediction
+        await self.send(text_data=render_done_html(summary))
 
     async def _join(self, group: str) -> None:
         await hub_join(group, self)
@@ -215,8 +188,10 @@ class RunConsumer(AsyncWebsocketConsumer):
         return run_tag(run.id)
 
     async def disconnect(self, code: int) -> None:
-        if self.fill_task is not None:
-            self.fill_task.cancel()
+        if self.replay_task is not None:
+            self.replay_task.cancel()
+        if self.following:
+            await reader_leave(self.run.id, self)
         for group in self.joined:
             await hub_leave(group, self)
 
@@ -227,81 +202,31 @@ class RunConsumer(AsyncWebsocketConsumer):
             frame = json.loads(text_data or "")
         except (TypeError, ValueError, RecursionError):  # deeply nested JSON recurses
             frame = None
-        if isinstance(frame, dict) and frame.get("action") == "resync":
-            # A resync redraws the whole run from the database: one per socket every few
-            # seconds is plenty for a page that lost track, and a script cannot hammer it.
+        if isinstance(frame, dict) and frame.get("action") == "resync" and self.following:
+            # A resync redraws the whole run: one per socket every few seconds is plenty for
+            # a page that lost track, and a script cannot hammer it.
             now = time.monotonic()
             if now - getattr(self, "last_resync", -RESYNC_EVERY) < RESYNC_EVERY:
-                await self.send(
-                    text_data=render_to_string(
-                        f"{TEMPLATE}#error",
-                        {
-                            "error_text": "Resync asked too often; the page is redrawn at most "
-                            f"once every {RESYNC_EVERY:g} s."
-                        },
-                    )
+                await self._error(
+                    "Resync asked too often; the page is redrawn at most "
+                    f"once every {RESYNC_EVERY:g} s."
                 )
                 return
             self.last_resync = now
-            html, seqs = await backlog(self.run, fresh=True)
-            self.sent |= seqs
-            await self.send(text_data=html)
+            await self.send(text_data=self.reader.redraw())
             return
-        await self.send(
-            text_data=render_to_string(
-                f"{TEMPLATE}#error",
-                {"error_text": "The server ignored a message it did not understand."},
-            )
-        )
+        await self._error("The server ignored a message it did not understand.")
 
-    # --- group messages, handed over by the hub ---------------------------------------------
+    async def _error(self, text: str) -> None:
+        await self.send(text_data=render_to_string(f"{TEMPLATE}#error", {"error_text": text}))
+
+    # --- broker snapshots, handed over by the hub ---------------------------------------------
 
     async def hub_deliver(self, messages: list[dict]) -> None:
-        """A batch of group messages in arrival order, sent to the browser as one frame."""
-        if not self.ready:
-            self.early.extend(messages)
-            return
-        parts = [self._html(message) for message in messages]
-        html = "".join(part for part in parts if part)
+        html = "".join(
+            broker_frame(m.get("snapshot"), self.lane_tag)
+            for m in messages
+            if m.get("type") == "lab.broker" and self.lane_tag
+        )
         if html:
             await self.send(text_data=html)
-
-    def _html(self, message: dict) -> str:
-        kind = message.get("type")
-        if kind == "lab.event":
-            event = message.get("event") or {}
-            if not self._fresh(event):
-                return ""
-            html = message.get("html")
-            return html if html is not None else render_event_html(event)
-        if kind == "lab.events":
-            events = message.get("events") or []
-            fresh = [e for e in events if self._fresh(e)]
-            html = message.get("html")
-            if html is not None and len(fresh) == len(events):
-                return html
-            return "".join(render_event_html(e) for e in fresh)
-        if kind == "lab.done":
-            return self._done_html(message.get("summary") or {})
-        if kind == "lab.broker" and self.lane_tag:
-            return broker_frame(message.get("snapshot"), self.lane_tag)
-        return ""
-
-    def _fresh(self, event: dict) -> bool:
-        seq = event.get("seq")
-        if seq is None:
-            return True
-        if seq in self.sent:
-            return False
-        self.sent.add(seq)
-        return True
-
-    def _done_html(self, summary: dict) -> str:
-        context = {"oob": True, "counts": summary, "final": True}
-        context["prediction"] = summary.get("prediction", self.run.prediction)
-        html = render_to_string(f"{TEMPLATE}#counters", context)
-        html += render_to_string(f"{TEMPLATE}#prediction", context)
-        return html + self._status(DONE_TEXT.get(summary.get("status"), "The run is over."))
-
-    def _status(self, text: str) -> str:
-        return render_to_string(f"{TEMPLATE}#status", {"status_text": text})

@@ -105,6 +105,22 @@ class Copy:
     outcome: str = "waiting"
     end: float | None = None
 
+    @classmethod
+    def received(cls, v: dict[str, Any]) -> Copy:
+        """A delivery as its `received` event's view shows it."""
+        return cls(
+            task_id=v["task_id"],
+            dom=v["dom"],
+            copy=v["copy"],
+            t=v["t"],
+            vt=v["vt"],
+            worker=v["worker"],
+            redelivered=v["redelivered"],
+            since=v["since"],
+            seq=v["seq"],
+            at=v["at"],
+        )
+
     @property
     def lane(self) -> int:
         """Copies of one task are drawn on three alternating tracks so they do not hide
@@ -148,18 +164,7 @@ class Picture:
         if v["eta"] is not None:
             line.eta = v["eta"]
         if v["kind"] == "received":
-            c = Copy(
-                task_id=v["task_id"],
-                dom=v["dom"],
-                copy=v["copy"],
-                t=v["t"],
-                vt=v["vt"],
-                worker=v["worker"],
-                redelivered=v["redelivered"],
-                since=v["since"],
-                seq=v["seq"],
-                at=v["at"],
-            )
+            c = Copy.received(v)
             self.receipts.append(c)
             line.copies.append(c)
             return
@@ -182,6 +187,114 @@ def picture_from(events: list[dict[str, Any]]) -> Picture:
     for event in events:
         pic.add(event)
     return pic
+
+
+DONE_TEXT = {
+    "done": "Run finished: every copy has settled.",
+    "timed_out": "Run timed out with copies still unsettled (a crashed worker holds them?).",
+    "failed": "The run failed while publishing; see your runs list.",
+    "replayed": "Replay finished.",
+}
+
+
+@dataclass
+class BatchPicture:
+    """What one batch changes on the page, merged so each thing is drawn once: a copy
+    received and run within the batch is one row with its outcome, not a row and a swap."""
+
+    rows: list[Copy] = field(default_factory=list)  # new receipt rows
+    lines: list[TaskLine] = field(default_factory=list)  # new timeline rows (first copies)
+    copies: list[Copy] = field(default_factory=list)  # later copies on rows already shown
+    outcomes: dict[tuple[str, int], tuple[Copy, float | None]] = field(default_factory=dict)
+    finished: list[str] = field(default_factory=list)  # doms of countdown bars to drop
+
+    def add(self, event: dict[str, Any], known: dict[tuple[str, int], Copy]) -> None:
+        v = event_view(event)
+        key = (v["task_id"], v["copy"])
+        if v["kind"] == "received":
+            c = Copy.received(v)
+            known[key] = c
+            self.rows.append(c)
+            if v["copy"] == 1:
+                line = TaskLine(v["task_id"], v["dom"], eta_t=v["eta_t"], eta=v["eta"])
+                line.copies.append(c)
+                self.lines.append(line)
+            else:
+                self.copies.append(c)
+            return
+        if not v["outcome"]:
+            return
+        c = known.get(key)
+        if c is None:  # a copy received in an earlier batch: swap its cell and bar
+            c = Copy(task_id=v["task_id"], dom=v["dom"], copy=v["copy"], t=None, vt=None)
+            self.outcomes[key] = (c, v["at"])
+            known[key] = c
+        elif key in self.outcomes:
+            self.outcomes[key] = (c, v["at"])
+        c.outcome = v["outcome"]
+        if v["outcome"] != "running":
+            c.end = v["t"]
+            if v["eta"] is not None:
+                self.finished.append(v["dom"])
+
+
+def render_batch_html(
+    events: list[dict[str, Any]], *, done: dict | None = None, last: str = ""
+) -> str:
+    """One frame for a batch of events: each kind of change in one container where it can
+    be (rows, timeline rows, countdown bars), one counter update, and the cursor. htmx's
+    out-of-band swaps cost more than linearly per frame, so fewer elements matter."""
+    batch = BatchPicture()
+    known: dict[tuple[str, int], Copy] = {}
+    for event in events:
+        batch.add(event, known)
+    counts = next((e["counts"] for e in reversed(events) if e.get("counts")), None)
+    prediction = next((e.get("prediction") for e in events), None)
+    ctx = {
+        "b": batch,
+        "outcomes": list(batch.outcomes.values()),
+        "counts": counts,
+        "prediction": prediction,
+        "last": last,
+    }
+    html = render_to_string(f"{TEMPLATE}#batch_oob", ctx) if events else ""
+    if done is not None:
+        html += render_done_html(done)
+    if last:
+        html += render_to_string(f"{TEMPLATE}#cursor", {"last": last})
+    return html
+
+
+def render_done_html(summary: dict[str, Any]) -> str:
+    """The final counters, the prediction against them, and the status line."""
+    context = {"oob": True, "counts": summary, "final": True}
+    context["prediction"] = summary.get("prediction")
+    html = render_to_string(f"{TEMPLATE}#counters", context)
+    html += render_to_string(f"{TEMPLATE}#prediction", context)
+    text = DONE_TEXT.get(summary.get("status"), "The run is over.")
+    return html + render_to_string(f"{TEMPLATE}#status", {"status_text": text})
+
+
+def render_redraw_html(
+    picture: Picture,
+    *,
+    counts: dict | None,
+    prediction: int | None,
+    done: dict | None,
+    last: str,
+) -> str:
+    """Every panel redrawn from a picture (a fresh page, or a watcher too far behind)."""
+    context = {
+        "picture": picture,
+        "counts": done or counts or {},
+        "prediction": prediction,
+        "final": done is not None,
+    }
+    html = render_to_string(f"{TEMPLATE}#backlog", context)
+    html += render_to_string(f"{TEMPLATE}#status", {"status_text": "Live: connected."})
+    if done is not None:
+        html += render_done_html(done)
+    return html + render_to_string(f"{TEMPLATE}#cursor", {"last": last})
 
 
 def render_event_html(event: dict[str, Any], *, counts: dict[str, Any] | None = None) -> str:

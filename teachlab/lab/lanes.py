@@ -54,7 +54,73 @@ LANE_TABLE: list[dict] = [
         "title": "Redis, 60 s timeout, sharing redis-short's database",
         "summary": "Its own queue and timeout, but redis-short's workers restore its messages.",
     },
+    # Lanes of the guided experiments only (lessons/experiments/), each on a database or queue
+    # of its own so that `lab experiment --all` can run them beside the others.
+    {
+        # busy-warm-shutdown: one task at a time per worker (prefetch 1 plus one slot per
+        # waiting ETA message), so which worker holds what follows from the order of firing.
+        "name": "redis-busy",
+        "broker": "redis",
+        "db": 7,
+        "visibility_timeout": 30,
+        "concurrency": 1,
+        "prefetch_multiplier": 1,
+        "listed": False,
+        "title": "Redis, 30 s timeout, one task at a time per worker",
+        "summary": "A worker busy with a long task holds a waiting countdown message too.",
+    },
+    {
+        # The fast sweep of redis-short on a database of its own, for the experiments that
+        # compare it with kombu's default sweep (copies against wait / timeout).
+        "name": "redis-fast-sweep",
+        "broker": "redis",
+        "db": 8,
+        "visibility_timeout": 10,
+        "workers": 1,
+        "listed": False,
+        "title": "Redis, 10 s timeout, restore sweep every second",
+        "summary": "Copies come about ceil(wait / timeout) times; the sweep adds about a second.",
+    },
+    {
+        # quorum-direct-prefetch: Celery's default direct exchange. Native delayed delivery
+        # refuses it, so the worker holds ETA messages, and with a quorum queue Celery turns
+        # the prefetch count static (celery.worker.consumer.tasks.Tasks.qos_global): each
+        # waiting ETA message keeps one of the prefetch slots (here 2) until it runs.
+        "name": "rabbit-quorum-direct",
+        "broker": "rabbit",
+        "exchange_type": "direct",
+        "concurrency": 2,
+        "prefetch_multiplier": 1,
+        "workers": 1,
+        "listed": False,
+        "title": "RabbitMQ quorum queue on a direct exchange",
+        "summary": "The worker holds countdowns itself, and they take its prefetch slots.",
+    },
+    {
+        # quorum-delivery-limit: RabbitMQ drops a message returned more than this many times
+        # (3.10 has no default limit; 4.0 sets 20).
+        "name": "rabbit-delivery-limit",
+        "broker": "rabbit",
+        "queue_arguments": {"x-delivery-limit": 1},
+        "listed": False,
+        "title": "RabbitMQ quorum queue with x-delivery-limit 1",
+        "summary": "A message that comes back a second time is dropped.",
+    },
 ]
+
+# The plain-Celery control (teachlab/lab/control.py): redis-short's entry on its own database,
+# so its transport options and worker count are redis-short's by construction.
+LANE_TABLE.append(
+    {
+        **LANE_TABLE[0],
+        "name": "redis-control",
+        "db": 6,
+        "listed": False,
+        "plain": True,
+        "title": "Plain Celery control for redis-short",
+        "summary": "No lab signal handlers: counts executions only (`lab fidelity`).",
+    }
+)
 
 HOW_TO_GET = {
     "redis": "apt install redis-server (or `docker compose up -d redis`); scripts/run starts "
@@ -77,10 +143,14 @@ class Lane:
     restore_throttle: int = 1
     workers: int = 2
     concurrency: int = 8
+    prefetch_multiplier: int | None = None  # None: Celery's default (4)
+    exchange_type: str = "topic"  # RabbitMQ lanes; native delayed delivery needs topic
     listed: bool = True
+    plain: bool = False  # the control lane: plain Celery, no lab handlers, not fired by runs
     title: str = ""
     summary: str = ""
     extra_options: dict = field(default_factory=dict, hash=False, compare=False)
+    queue_arguments: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def is_redis(self) -> bool:
@@ -115,10 +185,14 @@ def lane_from_entry(entry: dict) -> Lane:
         restore_throttle=entry.get("restore_throttle", 1),
         workers=entry.get("workers", 2),
         concurrency=entry.get("concurrency", 8),
+        prefetch_multiplier=entry.get("prefetch_multiplier"),
+        exchange_type=entry.get("exchange_type", "topic"),
         listed=entry.get("listed", True),
+        plain=entry.get("plain", False),
         title=entry.get("title", entry["name"]),
         summary=entry.get("summary", ""),
         extra_options=entry.get("transport_options", {}),
+        queue_arguments=entry.get("queue_arguments", {}),
     )
 
 
@@ -202,6 +276,8 @@ def worker_hostname(name: str) -> str:
 
 
 def worker_argv(lane: Lane, number: int) -> list[str]:
+    if lane.plain:
+        return [sys.executable, "-m", "teachlab.lab.control", "--name", worker_name(lane, number)]
     return [
         sys.executable,
         "-m",

@@ -1,8 +1,10 @@
-"""The lab monitor process (`manage.py lab monitor`, started by scripts/run): one poller for
-everyone, so fifty open pages cost the brokers nothing more than one.
+"""The lab monitor process (`manage.py lab monitor`, started by scripts/run): the recorder
+(recorder.py) in one thread, and one poller for everyone, so fifty open pages cost the brokers
+nothing more than one.
 
 Twice a second it publishes each Redis lane's broker snapshot to `lab.broker.<lane>`; once a
-second the worker list to `lab.workers`, and settles finished runs (which sends `lab.done`).
+second the worker list to `lab.workers`, and settles finished runs (which appends the end
+marker to the run's log).
 """
 
 from __future__ import annotations
@@ -43,8 +45,16 @@ def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
         runs_settle_all()
 
 
-def monitor_loop(*, interval: float = 0.5, ticks: int | None = None) -> None:
-    watchers = {lane.name: BrokerWatcher(lane) for lane in lanes() if lane.is_redis}
+def monitor_loop(*, interval: float = 0.5, ticks: int | None = None, record: bool = True) -> None:
+    if record:
+        import threading
+
+        from teachlab.lab.recorder import recorder_loop
+
+        threading.Thread(target=recorder_loop, name="lab-recorder", daemon=True).start()
+    watchers = {
+        lane.name: BrokerWatcher(lane) for lane in lanes() if lane.is_redis and not lane.plain
+    }
     n = 0
     while ticks is None or n < ticks:
         started = time.monotonic()

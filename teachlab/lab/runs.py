@@ -18,9 +18,10 @@ from django.db.models import Count
 
 from teachlab.lab import limits
 from teachlab.lab.errors import LabInputError, LaneUnavailable
-from teachlab.lab.events import counts_view, publish_message, run_group
+from teachlab.lab.events import counts_view, run_group
 from teachlab.lab.lanes import Lane, lane_get, lane_status
 from teachlab.lab.models import Run, RunEvent
+from teachlab.lab.stream import done_append
 from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,10 @@ def run_fire(
     If the broker goes away halfway, the run is kept as `failed` with how many tasks went out.
     """
     lane = lane_get(lane)
+    if lane.plain:
+        raise LabInputError(
+            f"{lane.name} is the plain-Celery control lane; `manage.py lab fidelity` fires it."
+        )
     now = time.time()
     p = params if isinstance(params, RunParams) else params_parse(params, now=now)
     prediction = _prediction(prediction)
@@ -494,6 +499,17 @@ def _surely_running(run: Run) -> bool:
     return int(raw.get("first") or 0) < tasks or settled < tasks
 
 
+def _all_stored(run: Run) -> bool:
+    """Every event numbered so far is in the database (seqs run 1..N without gaps)."""
+    from teachlab.lab.store import app_redis
+
+    try:
+        issued = int(app_redis().get(f"lab:run:{run.id}:seq") or 0)
+    except Exception:  # noqa: BLE001 - without Redis, the database decides
+        return True
+    return run.events.count() >= issued
+
+
 def run_settle(run: Run) -> Run:
     """Mark a running run done (or timed out past its deadline) and tell its watchers once."""
     if run.status != Run.Status.RUNNING:
@@ -501,6 +517,8 @@ def run_settle(run: Run) -> Run:
     past_deadline = run.deadline is not None and time.time() > run.deadline
     if not past_deadline and _surely_running(run):
         return run
+    if not past_deadline and not _all_stored(run):
+        return run  # the recorder has not stored every event the log holds yet
     if run_is_done(run):
         last = run.events.order_by("-seq").values_list("at", flat=True).first()
         run.status, run.settled_at = Run.Status.DONE, last or time.time()
@@ -513,9 +531,8 @@ def run_settle(run: Run) -> Run:
     )
     if updated:
         try:
-            publish_message(
-                run_group(run.id), {"type": "lab.done", "run": run.id, "summary": run_summary(run)}
-            )
+            # Watchers learn of the end through the run's log, after its last event.
+            done_append(run_id=run.id, summary=run_summary(run))
         except Exception:
             log.exception("could not announce the end of run %s", run.id)
     return run

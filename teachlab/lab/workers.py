@@ -45,7 +45,32 @@ def _write(r, record: dict) -> None:
     record["held"] = len(events.held)
     record["running"] = len(events.running)
     record["held_ids"] = sorted(set(events.held.values()))[:200]
+    record["handler_ms"] = handler_stats()
     r.hset(REGISTRY, record["name"], json.dumps(record))
+
+
+_stats: dict = {"at": 0.0, "value": {"n": 0}}
+STATS_EVERY = 2.0  # seconds; sorting 20k numbers takes the GIL for a moment
+
+
+def handler_stats() -> dict:
+    """Milliseconds the lab's signal handlers took per delivery in this worker (the latest
+    20k): wall time, and the thread's CPU time within it."""
+    from teachlab.lab.signals import handler_cpu_seconds, handler_seconds
+
+    if time.monotonic() - _stats["at"] < STATS_EVERY:
+        return _stats["value"]
+    value = {"n": len(handler_seconds)}
+    for name, found in (("wall", handler_seconds), ("cpu", handler_cpu_seconds)):
+        times = sorted(found)
+        if times:
+            value[name] = {q: _ms(times, f) for q, f in (("p50", 0.5), ("p99", 0.99), ("max", 1))}
+    _stats.update(at=time.monotonic(), value=value)
+    return value
+
+
+def _ms(times: list[float], q: float) -> float:
+    return round(times[min(len(times) - 1, int(len(times) * q))] * 1000, 3)
 
 
 def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
@@ -68,7 +93,9 @@ def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
 def _beat() -> None:
     r = app_redis()
     r.delete(control_key(_record["name"]))  # a stale order must not hit the new process
-    while _record.get("state") == "running":
+    # Still listening while a warm shutdown waits for running tasks: a supervisor's stop ends
+    # in a crash when its grace period runs out (worker_stop).
+    while _record.get("state") in {"running", "stopping", "restarting"}:
         try:
             _write(r, _record)
             got = r.blpop([control_key(_record["name"])], timeout=BEAT)
@@ -151,6 +178,7 @@ def workers_list() -> list[dict]:
                 "running": int(record.get("running", 0)) if alive else 0,
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),
+                "handler_ms": record.get("handler_ms") or {},
             }
         )
     found.sort(key=lambda w: (order.get(w["lane"], 99), w["name"]))
@@ -190,6 +218,33 @@ def worker_control(*, name: str, action: str) -> dict:
             return worker
     app_redis().rpush(control_key(name), action)
     app_redis().expire(control_key(name), 30)
+    return worker
+
+
+def worker_stop(*, name: str, grace: float) -> dict:
+    """Stop a worker as a supervisor does (`docker stop -t`, systemd's TimeoutStopSec): a warm
+    shutdown, then SIGKILL when it is still there after `grace` seconds. A busy worker waits
+    for its running tasks, so a grace shorter than they take strands what it holds
+    (BROKER-FACTS 4). Returns the worker's record as it was."""
+    record = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    worker = worker_control(name=name, action="shutdown")
+    proc = _local_process(record)
+    if proc is not None:
+        import psutil
+
+        try:
+            proc.wait(timeout=grace)
+        except psutil.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+        except psutil.Error:
+            pass  # it is gone already
+        return worker
+    time.sleep(grace)
+    latest = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    still_up = time.time() - float(latest.get("seen_at", 0)) < ALIVE_WITHIN
+    if latest.get("pid") == record.get("pid") and still_up and latest.get("state") != "stopped":
+        app_redis().rpush(control_key(name), "crash")
+        app_redis().expire(control_key(name), 30)
     return worker
 
 

@@ -79,8 +79,9 @@ def presenter_extras(room: Room) -> dict:
     }
 
 
-def lab_picture(run_id: str) -> dict:
-    """The lab's own picture of a run so far, for a screen that connects mid-run."""
+def lab_picture(run_id: str, *, events: list[dict] | None = None) -> dict:
+    """The lab's own picture of a run so far (from `events`, the lab reader's, or the stored
+    ones), for a screen that connects mid-run."""
     try:
         from teachlab.lab.fragments import picture_from
         from teachlab.lab.models import Run
@@ -90,10 +91,11 @@ def lab_picture(run_id: str) -> dict:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         return {}
-    events = run_events(run)
+    if events is None:
+        events = run_events(run)
     return {
         "picture": picture_from(events),
-        "counts": run_summary(run),
+        "counts": events[-1]["counts"] if events else run_summary(run),
         "seqs": [e["seq"] for e in events if e.get("seq")],
     }
 

@@ -2,7 +2,8 @@
 
 With 300 sockets in a room, a per-socket group would turn each broadcast into 300 Redis
 messages and each lab event into 300 more; here a broadcast is one Redis message per
-process, and the run's lab events are gathered for a short moment and pushed as one frame.
+process, and the run's lab events (from the lab's reader of the run in this process) are
+gathered for a short moment and pushed as one frame.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Protocol
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import room_group
 
@@ -23,10 +25,6 @@ log = logging.getLogger(__name__)
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
 # events in a second or two, and one frame per event per phone would swamp the server.
 RUN_BATCH_SECONDS = 0.1
-# The lab publishes an event, then stores it: this long after joining a run's group the
-# hub redraws the run from the stored events, so none published before the join is missed
-# (again after the next delays while events are still missing).
-CATCH_UP_DELAYS = (0.1, 0.5, 1.5)
 
 
 class Member(Protocol):
@@ -43,7 +41,8 @@ class RoomHub:
         self.layer = get_channel_layer()
         self.channel: str | None = None
         self.task: asyncio.Task | None = None
-        self.run_group: str | None = None
+        self.run_id: str | None = None
+        self.feed = LabFeed(self)
         self.pending: list[dict] = []  # lab events waiting for the next frame
         self.flusher: asyncio.Task | None = None
         self.catching: list[dict] | None = None  # live events seen while catching up
@@ -69,43 +68,33 @@ class RoomHub:
                 task.cancel()
         if self.channel is not None:
             await self.layer.group_discard(self.group, self.channel)
-            if self.run_group:
-                await self.layer.group_discard(self.run_group, self.channel)
+        if self.run_id:
+            await reader_leave(self.run_id, self.feed)
 
     async def follow_run(self, run_id: str) -> None:
-        """Join the run's group on the room's behalf (the room already checked who may see it)."""
-        from teachlab.lab.runs import run_group
-
-        group = run_group(run_id)
-        if group == self.run_group:
+        """Watch the run through this process's lab reader (the room already checked who may
+        see it): the run section is drawn from what the reader holds, then live batches."""
+        if run_id == self.run_id:
             return
-        if self.run_group:
-            await self.layer.group_discard(self.run_group, self.channel)
-        self.run_group = group
+        if self.run_id:
+            await reader_leave(self.run_id, self.feed)
+        self.run_id = run_id
         self.catching, self.seqs, self.pending = [], set(), []
-        await self.layer.group_add(group, self.channel)
-        self.catch_up = asyncio.create_task(self.catch_up_with(run_id))
+        reader = await reader_join(run_id, self.feed, after=None)
+        # No await since joining: these are exactly the events before the first live batch.
+        self.catch_up = asyncio.create_task(self.catch_up_with(run_id, list(reader.events)))
 
-    async def catch_up_with(self, run_id: str) -> None:
-        """Redraw the run from its stored events, then replay what came live meanwhile.
-
-        Live events go out at once all along. A redraw adds those published before the hub
-        joined the group; live ones it does not hold yet are sent again after it. Event
-        numbers run 1, 2, 3 … per run, so a gap says a redraw came too early: try again.
-        """
-        for delay in CATCH_UP_DELAYS:
-            await asyncio.sleep(delay)
-            html, stored = await database_sync_to_async(live_snapshot)(
-                room_id=self.room_id, run_id=run_id
-            )
-            await self.flush()
-            caught, self.catching, self.seqs = self.catching or [], [], set(stored)
-            await self.fan_out(participant=html, presenter=html)
-            for message in caught:
-                self.take_event(message)
-            if len(self.seqs) >= max(self.seqs, default=0):
-                break
-        self.catching = None
+    async def catch_up_with(self, run_id: str, events: list[dict]) -> None:
+        """Redraw the run section from the reader's events, then send again what came live
+        meanwhile (the redraw replaced it on the screens)."""
+        html, stored = await database_sync_to_async(live_snapshot)(
+            room_id=self.room_id, run_id=run_id, events=events
+        )
+        await self.flush()
+        caught, self.catching, self.seqs = self.catching or [], None, set(stored)
+        await self.fan_out(participant=html, presenter=html)
+        for message in caught:
+            self.take_event(message)
 
     async def pump(self) -> None:
         while True:
@@ -138,14 +127,6 @@ class RoomHub:
             if self.catching is not None:
                 self.catching.append(message)
             self.take_event(message)
-        elif kind == "lab.events":
-            # A worker's burst, batched (LAB_EVENT_BATCHES): taken one event at a time, since
-            # the room draws its own frames and dedupes by seq.
-            for event in message.get("events") or []:
-                single = {"type": "lab.event", "event": event}
-                if self.catching is not None:
-                    self.catching.append(single)
-                self.take_event(single)
         elif kind == "lab.done":
             await database_sync_to_async(run_done)(
                 room_id=self.room_id,
@@ -184,14 +165,33 @@ class RoomHub:
                     log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 
 
-def live_snapshot(*, room_id: int, run_id: str) -> tuple[str, list[int]]:
-    """The room's live run section from stored events, and the numbers of those events."""
+class LabFeed:
+    """The room hub as a watcher of the lab's reader for its run (teachlab/lab/reader.py)."""
+
+    def __init__(self, hub: RoomHub) -> None:
+        self.hub = hub
+
+    async def reader_deliver(self, batches, *, redraw: str | None) -> None:
+        for batch in batches:
+            for event in batch.events:
+                await self.hub.dispatch({"type": "lab.event", "event": event})
+            if batch.done is not None:
+                await self.hub.dispatch(
+                    {"type": "lab.done", "run": self.hub.run_id, "summary": batch.done}
+                )
+
+
+def live_snapshot(
+    *, room_id: int, run_id: str, events: list[dict] | None = None
+) -> tuple[str, list[int]]:
+    """The room's live run section from the lab reader's events (or the stored ones), and
+    the numbers of those events."""
     from teachlab.workshop import fragments
     from teachlab.workshop.models import Room
 
     room = Room.objects.get(pk=room_id)
     ctx = fragments.room_context(room)
-    ctx.update(fragments.lab_picture(run_id))  # this run, even before the room has its id
+    ctx.update(fragments.lab_picture(run_id, events=events))  # even before the room has its id
     return fragments.render_parts(fragments.PARTICIPANT, ["live"], ctx), ctx.get("seqs", [])
 
 

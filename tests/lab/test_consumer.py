@@ -8,15 +8,15 @@ import time
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.backends.db import SessionStore
 
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from teachlab.asgi import application
-from teachlab.lab.fragments import render_event_html
 from teachlab.lab.models import Run, RunEvent
+from teachlab.lab.store import app_redis
+from teachlab.lab.stream import entry_append
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,7 +67,24 @@ def _finished_run(learner: Learner, receipts: int = 3) -> Run:
             t=10.0 * n,
             eta=now - 5,
         )
+    # The run's counter, as the workers' appends left it: the next event is number receipts+1.
+    app_redis().set(f"lab:run:{run.id}:seq", receipts)
+    app_redis().set(f"lab:run:{run.id}:copy:task-a", receipts)
     return run
+
+
+@sync_to_async
+def _append(run: Run) -> int:
+    """One more delivery of task-a, appended to the run's log as a worker does."""
+    seq, _ = entry_append(
+        run_id=run.id,
+        kind="received",
+        task_id="task-a",
+        known_copy=0,
+        fields={"k": "received", "ti": "task-a", "i": "0", "w": "redis-short-1@test",
+                "r": "1", "a": repr(time.time()), "f": repr(run.fired_at), "n_tasks": "1"},
+    )  # fmt: skip
+    return seq
 
 
 def _communicator(run_id: str, session_key: str | None, origin=ORIGIN) -> WebsocketCommunicator:
@@ -89,27 +106,41 @@ async def test_owner_connects_and_gets_every_stored_receipt_then_live_ones():
     assert backlog.count('id="rc-task-a-') == 3
     assert "Live: connected." in backlog
 
-    event = {"seq": 4, "kind": "received", "task_id": "task-a", "copy": 4, "t": 30.0}
-    message = {"type": "lab.event", "event": event, "html": render_event_html(event)}
-    await get_channel_layer().group_send(run.group, message)
+    assert await _append(run) == 4
     live = await ws.receive_from(timeout=5)
     assert 'id="rc-task-a-4"' in live
     await ws.disconnect()
 
 
+def _cursor(frame: str) -> str:
+    return frame.split('id="live-cursor" data-last="', 1)[1].split('"', 1)[0]
+
+
 @asynctest
-async def test_an_event_already_in_the_backlog_is_not_sent_again():
+async def test_a_socket_that_comes_back_gets_only_what_it_missed():
+    """Reconnecting with the last id it saw, a page gets the events after it, once."""
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner, receipts=2)
-    ws = _communicator(run.id, key)
-    assert (await ws.connect())[0]
-    await ws.receive_from(timeout=5)
-    stored = {"seq": 2, "kind": "received", "task_id": "task-a", "copy": 2, "t": 10.0}
-    await get_channel_layer().group_send(
-        run.group, {"type": "lab.event", "event": stored, "html": render_event_html(stored)}
+    first = _communicator(run.id, key)
+    assert (await first.connect())[0]
+    seen = _cursor(await first.receive_from(timeout=5))
+    await first.disconnect()
+    await _append(run)
+    await _append(run)
+
+    again = WebsocketCommunicator(
+        application,
+        f"/ws/lab/runs/{run.id}/?after={seen}",
+        headers=[ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
-    assert await ws.receive_nothing(timeout=0.5)
-    await ws.disconnect()
+    assert (await again.connect())[0]
+    frames = ""
+    while frames.count('id="rc-task-a-') < 2:
+        frames += await again.receive_from(timeout=5)
+    assert 'id="rc-task-a-3"' in frames and 'id="rc-task-a-4"' in frames
+    assert 'id="rc-task-a-1"' not in frames and 'id="rc-task-a-2"' not in frames
+    assert await again.receive_nothing(timeout=0.5)
+    await again.disconnect()
 
 
 @asynctest
@@ -168,10 +199,7 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
     assert await sync_to_async(RunEvent.objects.filter(run=run).count)() == 2
 
     # The socket still works afterwards: a live event reaches both.
-    event = {"seq": 3, "kind": "received", "task_id": "task-a", "copy": 3, "t": 20.0}
-    await get_channel_layer().group_send(
-        run.group, {"type": "lab.event", "event": event, "html": render_event_html(event)}
-    )
+    await _append(run)
     assert 'id="rc-task-a-3"' in await sender.receive_from(timeout=5)
     assert 'id="rc-task-a-3"' in await watcher.receive_from(timeout=5)
     await sender.disconnect()
@@ -179,29 +207,32 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
 
 
 @asynctest
-async def test_an_event_published_before_joining_but_stored_after_still_arrives():
-    """Workers publish, then store. A socket joining in between sees neither copy at first;
-    the seq counter in Redis says one is missing, and it is fetched once stored."""
-    from teachlab.lab.store import app_redis
+async def test_events_appended_while_many_sockets_connect_arrive_once_each_in_order():
+    """Backlog and live are one path: whatever moment a socket joins, it holds every event
+    exactly once, and in seq order."""
+    import asyncio
 
     learner, key = await sync_to_async(_learner_with_session)()
-    run = await sync_to_async(_finished_run)(learner, receipts=2)
-    await sync_to_async(app_redis().set)(f"lab:run:{run.id}:seq", 3)
-    ws = _communicator(run.id, key)
-    assert (await ws.connect())[0]
-    backlog = await ws.receive_from(timeout=5)
-    assert 'id="rc-task-a-3"' not in backlog
+    run = await sync_to_async(_finished_run)(learner, receipts=1)
 
-    def store_third() -> None:
-        RunEvent.objects.create(
-            run=run, seq=3, kind="received", task_id="task-a", index=0, copy=3,
-            worker="redis-short-1@test", redelivered=True, at=time.time(), t=20.0,
-        )  # fmt: skip
+    async def watch(ws) -> list[int]:
+        assert (await ws.connect())[0]
+        got = ""
+        while got.count('id="rc-task-a-') < 21:
+            got += await ws.receive_from(timeout=10)
+        return [int(part.split('"', 1)[0]) for part in got.split('id="rc-task-a-')[1:]]
 
-    await sync_to_async(store_third)()
-    late = await ws.receive_from(timeout=5)
-    assert 'id="rc-task-a-3"' in late
-    await ws.disconnect()
+    async def appends() -> None:
+        for _ in range(20):
+            await _append(run)
+            await asyncio.sleep(0.005)
+
+    sockets = [_communicator(run.id, key) for _ in range(8)]
+    results = await asyncio.gather(appends(), *(watch(ws) for ws in sockets))
+    for copies in results[1:]:
+        assert copies == list(range(1, 22))
+    for ws in sockets:
+        await ws.disconnect()
 
 
 @asynctest

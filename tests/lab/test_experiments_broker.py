@@ -34,8 +34,12 @@ def _chosen() -> list[str]:
 def experiment_results(lab_stack) -> dict[str, dict]:
     """Run the experiments once, the way CI and a developer would: through the command, with
     the lab's session workers (tests/lab/conftest.py) for every lane."""
+    from teachlab.lab.experiments.catalog import experiments_load
+    from teachlab.lab.lanes import lane_get
+
     chosen = _chosen()
-    if "quorum-native-delay" in chosen:
+    lanes = {lane for e in experiments_load() if e.slug in chosen for lane in e.lanes}
+    if any(not lane_get(lane).is_redis for lane in lanes):
         lab_stack.need_rabbit()
     args = ["--all"] if not os.environ.get("TEACHLAB_EXPERIMENTS") else chosen
     started = time.monotonic()

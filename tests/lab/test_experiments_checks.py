@@ -155,3 +155,16 @@ def test_a_choice_prediction_is_judged_by_what_the_runs_showed():
     verdict = prediction_verdict(experiment=expires, observations={"main": revoked}, value="runs")
     assert verdict["observed"] == "revoked" and not verdict["matched"]
     assert verdict["observed_label"].startswith("It is revoked")
+
+
+def test_receipts_against_ceil_of_wait_over_timeout_and_messages_left():
+    from teachlab.lab.experiments.checks import Event, Observation, run_metric, task_metric
+
+    events = [Event("received", "a", t) for t in (0.1, 10.6, 21.2)] + [Event("received", "b", 0.1)]
+    obs = Observation(tasks={"a": 25.0, "b": 25.0}, events=events, visibility_timeout=10)
+    assert task_metric(observation=obs, what="receipts_vs_ceil") == {"a": 0.0, "b": -2.0}
+    assert run_metric(observation=obs, what="messages_left") is None
+    obs.messages_left = 0
+    assert run_metric(observation=obs, what="messages_left") == 0
+    no_timeout = Observation(tasks={"a": 25.0}, events=events)
+    assert task_metric(observation=no_timeout, what="receipts_vs_ceil") == {"a": None}

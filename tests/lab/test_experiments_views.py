@@ -38,9 +38,9 @@ def test_every_experiment_page_asks_its_question_and_takes_a_prediction(client):
 def test_every_lesson_that_names_an_experiment_links_a_page_that_exists(client):
     import yaml
 
-    from teachlab.lab.experiments.catalog import LESSONS_DIR
+    from teachlab.lab.experiments.catalog import lessons_dir
 
-    for path in sorted(LESSONS_DIR.glob("*.yaml")):
+    for path in sorted(lessons_dir().glob("*.yaml")):
         lesson = yaml.safe_load(path.read_text())
         page = client.get(f"/q/{lesson['slug']}/").content.decode()
         for slug in lesson.get("experiments") or []:

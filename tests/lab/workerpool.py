@@ -10,11 +10,14 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 from tests.stack import BASE_DIR, STATE, test_env
+
+RECORDER = "lab-recorder"
 
 
 def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
@@ -64,10 +67,15 @@ class LabWorkers:
 
         self.env = test_env(TEACHLAB_WORKER_LOGLEVEL="INFO", **(env or {}))
         self.specs: dict[str, list[str]] = {}
+        self.unlisted = {RECORDER}
         for name in lane_names:
             lane = lane_get(name)
             for number in range(1, lane.workers + 1):
                 self.specs[worker_name(lane, number)] = worker_argv(lane, number)
+                if lane.plain:  # plain Celery: not in the lab's worker registry
+                    self.unlisted.add(worker_name(lane, number))
+        # The recorder stores what the workers append to the runs' logs (one per stack).
+        self.specs[RECORDER] = [sys.executable, str(BASE_DIR / "manage.py"), "lab", "record"]
         self.procs: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = dict.fromkeys(self.specs, 0)
         self.stopping = threading.Event()
@@ -90,7 +98,7 @@ class LabWorkers:
         for name in self.specs:
             self._start(name)
         self._thread.start()
-        self.wait_alive(list(self.specs), timeout=timeout)
+        self.wait_alive([n for n in self.specs if n not in self.unlisted], timeout=timeout)
         return self
 
     def _supervise(self) -> None:

@@ -264,61 +264,53 @@ def _shared_run_for(room, instructor) -> str:
     return run.id
 
 
-def _event(run_id: str, seq: int, kind: str) -> dict:
-    return {
-        "type": "lab.event",
-        "event": {
-            "run": run_id, "seq": seq, "kind": kind, "task_id": "task-1", "index": 0,
-            "copy": 1, "worker": "w1", "redelivered": False, "at": 0.0, "t": 0.1,
-            "counts": {"tasks": 1, "receipts": 1, "executions": int(kind == "finished")},
-        },
-    }  # fmt: skip
+def _append(run_id: str, kind: str) -> int:
+    """One event of task-1's first copy, appended to the run's log as a worker does."""
+    import time
+
+    from teachlab.lab.stream import entry_append
+
+    seq, _ = entry_append(
+        run_id=run_id, kind=kind, task_id="task-1", known_copy=1 if kind != "received" else 0,
+        fields={"k": kind, "ti": "task-1", "i": "0", "w": "w1", "r": "0",
+                "a": repr(time.time()), "n_tasks": "1"},
+    )  # fmt: skip
+    return seq
 
 
 @asynctest
 async def test_the_rooms_run_events_reach_its_screens_once_and_no_other_room(instructor):
-    from channels.layers import get_channel_layer
-
-    from teachlab.lab.runs import run_group
-
     room_a = await db(rooms.room_create)(instructor=instructor, title="A")
     room_b = await db(rooms.room_create)(instructor=instructor, title="B")
     run_id = await db(_shared_run_for)(room_a, instructor)
     watcher = await join_socket(await db(rooms.seat_join)(room=room_a, nickname="ana"))
     other = await join_socket(await db(rooms.seat_join)(room=room_b, nickname="bo"))
-    layer = get_channel_layer()
-    # Joining mid-run, the hub first redraws the run from what the lab stored (nothing yet).
+    # Joining mid-run, the hub first redraws the run from what the lab reader holds (nothing).
     await receive_until(watcher, 'id="ws-live"')
 
-    await layer.group_send(run_group(run_id), _event(run_id, 1, "received"))
+    await db(_append)(run_id, "received")
     frame = await receive_until(watcher, 'id="rc-task-1-1"')
     assert 'hx-swap-oob="beforeend:#receipts-body"' in frame
     assert 'data-counter="receipts">1<' in frame
-    # The same event again (a redraw and a live push can overlap): not drawn twice.
-    await layer.group_send(run_group(run_id), _event(run_id, 1, "received"))
-    assert await watcher.receive_nothing(timeout=0.5)
-    await layer.group_send(run_group(run_id), _event(run_id, 2, "finished"))
+    await db(_append)(run_id, "finished")
     frame = await receive_until(watcher, 'id="out-task-1-1"')
     assert "executed" in frame
+    assert 'id="rc-task-1-1"' not in frame  # the row is drawn once
+    assert await watcher.receive_nothing(timeout=0.5)
     assert await other.receive_nothing(timeout=0.5)
     await watcher.disconnect()
     await other.disconnect()
 
 
 @asynctest
-async def test_a_batched_burst_of_run_events_reaches_the_room_screens(instructor):
-    from channels.layers import get_channel_layer
-
-    from teachlab.lab.runs import run_group
-
+async def test_a_burst_of_run_events_reaches_the_room_screens(instructor):
     room = await db(rooms.room_create)(instructor=instructor, title="batched")
     run_id = await db(_shared_run_for)(room, instructor)
     watcher = await join_socket(await db(rooms.seat_join)(room=room, nickname="cy"))
     await receive_until(watcher, 'id="ws-live"')
 
-    # Workers send a burst as one `lab.events` message when LAB_EVENT_BATCHES is on.
-    burst = [_event(run_id, 1, "received")["event"], _event(run_id, 2, "finished")["event"]]
-    await get_channel_layer().group_send(run_group(run_id), {"type": "lab.events", "events": burst})
+    await db(_append)(run_id, "received")
+    await db(_append)(run_id, "finished")
     await receive_until(watcher, 'id="rc-task-1-1"')
     frame = await receive_until(watcher, "executed")
     assert 'id="out-task-1-1"' in frame

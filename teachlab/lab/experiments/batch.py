@@ -3,7 +3,8 @@
 Two experiments may overlap only when they touch different broker databases: a crash on one
 lane, or a storm of copies, must not leak into another experiment's numbers. Lanes that share
 a Redis database (redis-short and redis-shared-long) count as one, because their workers
-sweep each other's messages. That keeps the whole set of twelve within a few minutes.
+sweep each other's messages; RabbitMQ lanes count by queue. That keeps the whole set within a
+few minutes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from teachlab.lab.lanes import lane_get
 
 
 def brokers_touched(experiment: Experiment) -> set[str]:
-    return {lane_get(name).broker_url for name in experiment.lanes}
+    """A Redis database is shared by every queue on it (one `unacked` hash, swept by all its
+    workers); a RabbitMQ queue keeps its deliveries to itself, so each one counts apart."""
+    touched = set()
+    for name in experiment.lanes:
+        lane = lane_get(name)
+        touched.add(lane.broker_url if lane.is_redis else f"{lane.broker_url}#{lane.queue}")
+    return touched
 
 
 def experiments_run_many(
@@ -69,3 +76,21 @@ def experiments_run_many(
             busy[startable.slug] = brokers_touched(startable)
             threading.Thread(target=work, args=(startable,), daemon=True).start()
     return [results[e.slug] for e in experiments]
+
+
+def batch_seconds(*, experiments: list[Experiment]) -> float:
+    """How long `experiments_run_many` takes at most: the same schedule played with each
+    experiment's longest time (its waits and `within` limits), for the CI budget."""
+    pending = list(experiments)
+    running: list[tuple[float, set[str]]] = []
+    now = 0.0
+    while pending or running:
+        taken = set().union(*(brokers for _end, brokers in running))
+        startable = next((e for e in pending if not brokers_touched(e) & taken), None)
+        if startable is not None:
+            pending.remove(startable)
+            running.append((now + startable.seconds, brokers_touched(startable)))
+            continue
+        running.sort(key=lambda item: item[0])
+        now, _brokers = running.pop(0)
+    return now

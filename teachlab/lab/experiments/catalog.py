@@ -23,7 +23,12 @@ from teachlab.lab.experiments.source import Located, YamlError, located_load
 
 log = logging.getLogger(__name__)
 EXPERIMENTS_DIR = Path(settings.BASE_DIR) / "lessons" / "experiments"
-LESSONS_DIR = Path(settings.BASE_DIR) / "lessons" / "content"
+
+
+def lessons_dir() -> Path:
+    """The configured lessons folder (settings.LESSONS_DIR, TEACHLAB_LESSONS_DIR), read at each
+    call so that claims resolve against the lessons the site actually serves."""
+    return Path(settings.LESSONS_DIR)
 
 
 @dataclass(frozen=True)
@@ -85,16 +90,18 @@ def steps_seconds(steps: list) -> float:
                 total += float(step["wait"])
             elif "until" in step and isinstance(step["until"], Mapping):
                 total += float(step["until"].get("within", 0))
+            elif "shutdown" in step and isinstance(step["shutdown"], Mapping):
+                total += float(step["shutdown"].get("grace", 0))
     return total
 
 
 # --- lessons and lanes the files refer to -------------------------------------------------
 
 
-def lesson_claims(lessons_dir: Path = LESSONS_DIR) -> dict[str, set[str]]:
+def lesson_claims(directory: Path | None = None) -> dict[str, set[str]]:
     """slug -> claim ids of every lesson file that parses (the lesson validator reports the rest)."""
     found: dict[str, set[str]] = {}
-    for path in sorted(lessons_dir.glob("*.yaml")):
+    for path in sorted((directory or lessons_dir()).glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError):
@@ -213,8 +220,8 @@ def _condition(
         c.number(bound, bpath, f"`{bounds[0]}`")
 
 
-def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
-    """A step's `until` reads its own run, so it needs no `run`."""
+def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: list[str]) -> None:
+    """A step's `until` reads its own run unless it names another."""
     if not c.listing(steps, path, "`steps`"):
         return
     fired = False
@@ -243,9 +250,20 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
         elif key == "wait":
             c.number(value, (*spath, key), "`wait` seconds", minimum=0.1)
         elif key == "until":
-            _condition(c, value, (*spath, key), schema.UNTIL_FIELDS, "`until`", [run_name])
+            names = run_names if isinstance(value, Mapping) and "run" in value else [run_name]
+            _condition(c, value, (*spath, key), schema.UNTIL_FIELDS, "`until`", names)
             if isinstance(value, Mapping) and "within" in value:
                 c.number(value["within"], (*spath, key, "within"), "`within` seconds", minimum=1)
+        elif key == "shutdown" and isinstance(value, Mapping):
+            what = "a `shutdown` with a grace period"
+            if c.mapping(value, (*spath, key), schema.STOP_FIELDS, what):
+                if value.get("worker") not in schema.WORKER_TARGETS:
+                    c.problem(
+                        (*spath, key, "worker"),
+                        f"`worker` is one of {', '.join(schema.WORKER_TARGETS)}",
+                    )
+                if "grace" in value:
+                    c.number(value["grace"], (*spath, key, "grace"), "`grace` seconds", minimum=0)
         elif key in ("crash", "shutdown") and value not in schema.WORKER_TARGETS:
             c.problem(
                 (*spath, key),
@@ -254,10 +272,6 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str) -> None:
         elif key == "ready" and value != "workers":
             c.problem(
                 (*spath, key), "`ready` takes `workers` (wait until the lane's workers are alive)"
-            )
-        elif key == "purge" and value != "run":
-            c.problem(
-                (*spath, key), "`purge` takes `run` (delete the run's messages from the broker)"
             )
     if not fired:
         c.problem(path, "the steps never `fire` the run")
@@ -348,7 +362,13 @@ def experiment_validate(
             elif "params" in run:
                 c.problem((*rpath, "params"), "`params` must be a mapping of run parameters")
             if "steps" in run:
-                _steps(c, run["steps"], (*rpath, "steps"), name if isinstance(name, str) else "")
+                _steps(
+                    c,
+                    run["steps"],
+                    (*rpath, "steps"),
+                    name if isinstance(name, str) else "",
+                    run_names,
+                )
                 if (
                     isinstance(run["steps"], list)
                     and steps_seconds(run["steps"]) > schema.MAX_SECONDS
@@ -375,7 +395,10 @@ def experiment_validate(
             if lessons is None or not isinstance(lesson, str):
                 continue
             if lesson not in lessons:
-                c.problem((*bpath, "lesson"), f"no lesson with slug {lesson!r} in lessons/content")
+                c.problem(
+                    (*bpath, "lesson"),
+                    f"no lesson with slug {lesson!r} in {display_path(lessons_dir())}",
+                )
                 continue
             for j, claim in enumerate(claims):
                 if claim not in lessons[lesson]:
@@ -487,7 +510,7 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
     runs = []
     for run in data["runs"]:
         steps = [
-            {"until": {"per": "run", **step["until"], "run": run["name"]}}
+            {"until": {"per": "run", "run": run["name"], **step["until"]}}
             if isinstance(step, Mapping) and "until" in step
             else step
             for step in run["steps"]
@@ -519,18 +542,18 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
 def catalog_validate(
     *,
     directory: Path = EXPERIMENTS_DIR,
-    lessons_dir: Path = LESSONS_DIR,
+    lessons: Path | None = None,
     check_lessons: bool = True,
 ) -> tuple[list[Experiment], list[Problem]]:
     """Every experiment file in `directory`, and every problem across them."""
-    lessons = lesson_claims(lessons_dir) if check_lessons else None
+    claims = lesson_claims(lessons) if check_lessons else None
     lanes = known_lanes()
     experiments: list[Experiment] = []
     problems: list[Problem] = []
     for path in sorted(directory.glob("*.yaml")):
         file = display_path(path)  # the lessons validator's rule: project-relative paths
         experiment, found = experiment_validate(
-            file=file, text=path.read_text(encoding="utf-8"), lessons=lessons, lanes=lanes
+            file=file, text=path.read_text(encoding="utf-8"), lessons=claims, lanes=lanes
         )
         problems.extend(found)
         if experiment is not None:
@@ -566,8 +589,9 @@ def experiments_load(
     """
     stamp = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(directory.glob("*.yaml")))
     if strict:
-        lessons = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(LESSONS_DIR.glob("*.yaml")))
-        stamp = (*stamp, *lessons)
+        folder = lessons_dir()
+        lessons = tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+        stamp = (*stamp, str(folder), *lessons)
     experiments, problems = _cached(str(directory), stamp, strict)
     if problems and strict:
         raise CatalogError(list(problems))

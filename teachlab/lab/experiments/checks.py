@@ -7,6 +7,7 @@ on the experiment page, in `lab experiment --json` and in the tests.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +43,8 @@ class Observation:
     duration: float = 0.0
     lane: str = ""
     params: dict = field(default_factory=dict)
+    visibility_timeout: float | None = None  # the lane's, for copies against wait / timeout
+    messages_left: float | None = None  # the run's messages still in the broker at the end
 
     def of_task(self, task_id: str) -> list[Event]:
         return [e for e in self.events if e.task_id == task_id]
@@ -53,46 +56,48 @@ class Observation:
         return grouped
 
 
-# --- per-task metrics: f(events of one task, due) -> number or None (never happened) ---------
+# --- per-task metrics: f(events of one task, due, observation) -> number or None (never) ------
+
+TaskMetric = Callable[[list[Event], float, "Observation"], float | None]
 
 
-def _count(kind: str) -> Callable[[list[Event], float], float]:
-    return lambda events, _due: float(sum(1 for e in events if e.kind == kind))
+def _count(kind: str) -> TaskMetric:
+    return lambda events, _due, _obs: float(sum(1 for e in events if e.kind == kind))
 
 
-def _first(kind: str) -> Callable[[list[Event], float], float | None]:
-    def first(events: list[Event], _due: float) -> float | None:
+def _first(kind: str) -> TaskMetric:
+    def first(events: list[Event], _due: float, _obs: Observation) -> float | None:
         times = [e.t for e in events if e.kind == kind]
         return round(min(times), 2) if times else None
 
     return first
 
 
-def _last(kind: str) -> Callable[[list[Event], float], float | None]:
-    def last(events: list[Event], _due: float) -> float | None:
+def _last(kind: str) -> TaskMetric:
+    def last(events: list[Event], _due: float, _obs: Observation) -> float | None:
         times = [e.t for e in events if e.kind == kind]
         return round(max(times), 2) if times else None
 
     return last
 
 
-def _start_after_due(events: list[Event], due: float) -> float | None:
+def _start_after_due(events: list[Event], due: float, _obs: Observation) -> float | None:
     starts = [e.t for e in events if e.kind == STARTED]
     return round(min(starts) - due, 2) if starts else None
 
 
-def _last_start_after_due(events: list[Event], due: float) -> float | None:
+def _last_start_after_due(events: list[Event], due: float, _obs: Observation) -> float | None:
     starts = [e.t for e in events if e.kind == STARTED]
     return round(max(starts) - due, 2) if starts else None
 
 
-def _executions(events: list[Event], _due: float) -> float:
+def _executions(events: list[Event], _due: float, _obs: Observation) -> float:
     """Bodies that ran: a copy the guard turned away started but did no work."""
     started = sum(1 for e in events if e.kind == STARTED)
     return float(started - sum(1 for e in events if e.kind == SUPPRESSED))
 
 
-def _running_at_once(events: list[Event], _due: float) -> float:
+def _running_at_once(events: list[Event], _due: float, _obs: Observation) -> float:
     """Most copies of the task inside their body at the same moment."""
     running = peak = 0
     order = {STARTED: 1}  # at equal times, count finishes first
@@ -105,15 +110,24 @@ def _running_at_once(events: list[Event], _due: float) -> float:
     return float(peak)
 
 
-def _workers(events: list[Event], _due: float) -> float:
+def _workers(events: list[Event], _due: float, _obs: Observation) -> float:
     return float(len({e.worker for e in events if e.kind == RECEIVED and e.worker}))
 
 
-def _redelivered(events: list[Event], _due: float) -> float:
+def _redelivered(events: list[Event], _due: float, _obs: Observation) -> float:
     return float(sum(1 for e in events if e.kind == RECEIVED and e.redelivered))
 
 
-TASK_METRICS: dict[str, tuple[Callable[[list[Event], float], float | None], str]] = {
+def _receipts_vs_ceil(events: list[Event], due: float, obs: Observation) -> float | None:
+    """Deliveries minus ceil(wait / timeout): 0 when every restore came on time (BROKER-FACTS
+    1), below 0 when the restore sweep came too late for some."""
+    if not obs.visibility_timeout:
+        return None
+    predicted = max(1, math.ceil(due / obs.visibility_timeout))
+    return float(sum(1 for e in events if e.kind == RECEIVED) - predicted)
+
+
+TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
     "receipts": (_count(RECEIVED), "deliveries of the task"),
     "redelivered": (_redelivered, "deliveries marked redelivered"),
     "executions": (_executions, "times the body ran (guarded copies excluded)"),
@@ -123,6 +137,7 @@ TASK_METRICS: dict[str, tuple[Callable[[list[Event], float], float | None], str]
     "suppressed": (_count(SUPPRESSED), "copies the idempotency guard turned away"),
     "revoked": (_count(REVOKED), "copies revoked (expired) before running"),
     "running_at_once": (_running_at_once, "most copies running at the same moment"),
+    "receipts_vs_ceil": (_receipts_vs_ceil, "deliveries minus ceil(wait / visibility timeout)"),
     "workers": (_workers, "distinct workers that received it"),
     "first_receipt": (_first(RECEIVED), "seconds after firing of the first delivery"),
     "last_receipt": (_last(RECEIVED), "seconds after firing of the last delivery"),
@@ -185,6 +200,10 @@ RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
     "duplicates": (_duplicates, "deliveries beyond one per task"),
     "amplification": (_amplification, "executions per task"),
     "tasks_run_more_than_once": (_tasks_run_more_than_once, "tasks whose body ran twice or more"),
+    "messages_left": (
+        lambda obs: obs.messages_left,
+        "the run's messages still in the broker when the steps ended",
+    ),
     **{
         f"max_{name}": (_extreme(name, max), f"largest per task: {desc}")
         for name, (_fn, desc) in TASK_METRICS.items()
@@ -236,7 +255,7 @@ def run_metric(*, observation: Observation, what: str) -> float | None:
 def task_metric(*, observation: Observation, what: str) -> dict[str, float | None]:
     fn = TASK_METRICS[what][0]
     grouped = observation.by_task()
-    return {tid: fn(grouped[tid], due) for tid, due in observation.tasks.items()}
+    return {tid: fn(grouped[tid], due, observation) for tid, due in observation.tasks.items()}
 
 
 def bound_value(*, bound: object, observations: Mapping[str, Observation]):

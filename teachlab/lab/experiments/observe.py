@@ -53,6 +53,7 @@ def observation_from_events(
     events: list[Mapping],
     lane: str = "",
     duration: float | None = None,
+    visibility_timeout: float | None = None,
 ) -> Observation:
     converted = [event_from_dict(e) for e in events]
     if duration is None:
@@ -63,6 +64,7 @@ def observation_from_events(
         duration=duration,
         lane=lane,
         params=dict(params),
+        visibility_timeout=visibility_timeout,
     )
 
 
@@ -75,6 +77,7 @@ def observation_for_run(*, run, duration: float | None = None) -> Observation:
         events=run_events(run=run),
         lane=run.lane,
         duration=duration,
+        visibility_timeout=run.visibility_timeout,
     )
 
 

@@ -27,12 +27,12 @@ from teachlab.lab.experiments.checks import (
     run_metric,
 )
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
+from teachlab.lab.experiments.leftover import run_messages_left
 from teachlab.lab.experiments.observe import observation_for_run
-from teachlab.lab.experiments.purge import run_purge
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
 from teachlab.lab.runs import copies_pending, run_fire, run_settle
-from teachlab.lab.workers import worker_control, worker_holding, workers_list
+from teachlab.lab.workers import worker_control, worker_holding, worker_stop, workers_list
 
 log = logging.getLogger(__name__)
 POLL = 0.3  # seconds between looks at a run's events while waiting `until`
@@ -113,19 +113,23 @@ def _feed(state: RunState) -> None:
         connection.close()
 
 
-def _condition_met(*, state: RunState, condition: dict) -> bool:
-    observation = observation_for_run(run=state.run)
+def _condition_met(*, states: dict[str, RunState], condition: dict) -> bool:
+    """An `until` reads its own run or, when it names one, another run of the experiment."""
+    watched = states[condition["run"]].run
+    if watched is None:  # that run has not fired yet
+        return False
     spec = {k: v for k, v in condition.items() if k != "within"}
+    observation = observation_for_run(run=watched)
     return check_evaluate(check=spec, observations={condition["run"]: observation}).passed
 
 
-def _until(*, state: RunState, condition: dict) -> bool:
+def _until(*, states: dict[str, RunState], condition: dict) -> bool:
     deadline = time.monotonic() + float(condition["within"])
     while time.monotonic() < deadline:
-        if _condition_met(state=state, condition=condition):
+        if _condition_met(states=states, condition=condition):
             return True
         time.sleep(POLL)
-    return _condition_met(state=state, condition=condition)
+    return _condition_met(states=states, condition=condition)
 
 
 def _holder(*, run: Run) -> str | None:
@@ -146,7 +150,7 @@ def _alive(lane: str) -> list[dict]:
     return [w for w in workers_list() if w["lane"] == lane and w["alive"]]
 
 
-def _stop_worker(*, state: RunState, action: str, target: str) -> str:
+def _stop_worker(*, state: RunState, action: str, target: str, grace: float | None = None) -> str:
     lane = state.run.lane
     if target == "holder":
         name = _holder(run=state.run)
@@ -157,7 +161,10 @@ def _stop_worker(*, state: RunState, action: str, target: str) -> str:
         if not alive:
             raise StepFailed(f"no worker of {lane} is alive to {action}")
         name = alive[0]["name"]
-    worker_control(name=name, action=action)
+    if grace is not None:
+        worker_stop(name=name, grace=grace)
+    else:
+        worker_control(name=name, action=action)
     return name
 
 
@@ -182,6 +189,7 @@ def _run_steps(
     progress: Progress | None,
     on_fired: Callable[[str, Run], None] | None,
     waits_for: RunState | None,
+    states: dict[str, RunState],
 ) -> None:
     try:
         if waits_for is not None:
@@ -203,14 +211,33 @@ def _run_steps(
                 _say(state, started, f"waiting {value:g} s", progress)
                 time.sleep(float(value))
             elif key == "until":
-                _say(state, started, f"waiting until {value['what']} is reached", progress)
-                if not _until(state=state, condition=value):
+                whose = "" if value["run"] == state.spec["name"] else f" of {value['run']}"
+                _say(state, started, f"waiting until {value['what']}{whose} is reached", progress)
+                if not _until(states=states, condition=value):
                     _say(state, started, f"still not there after {value['within']:g} s", progress)
-            elif key in ("crash", "shutdown"):
-                action = "crash" if key == "crash" else "shutdown"
-                name = _stop_worker(state=state, action=action, target=value)
-                verb = "crashed (SIGKILL)" if action == "crash" else "warm shutdown of"
-                _say(state, started, f"{verb} {name}", progress)
+            elif key == "crash":
+                name = _stop_worker(state=state, action="crash", target=value)
+                _say(state, started, f"crashed (SIGKILL) {name}", progress)
+            elif key == "shutdown" and isinstance(value, dict):
+                grace = float(value["grace"])
+                _say(
+                    state,
+                    started,
+                    f"stopping the {value['worker']} worker, {grace:g} s grace",
+                    progress,
+                )
+                name = _stop_worker(
+                    state=state, action="shutdown", target=value["worker"], grace=grace
+                )
+                _say(
+                    state,
+                    started,
+                    f"warm shutdown of {name}, SIGKILL after {grace:g} s if still up",
+                    progress,
+                )
+            elif key == "shutdown":
+                name = _stop_worker(state=state, action="shutdown", target=value)
+                _say(state, started, f"warm shutdown of {name}", progress)
             elif key == "ready":
                 lane = state.spec["lane"]
                 _say(state, started, f"waiting for every {lane} worker to be alive", progress)
@@ -218,16 +245,6 @@ def _run_steps(
                     raise StepFailed(
                         f"the workers of {lane} did not come back within {READY_WITHIN:g} s"
                     )
-            elif key == "purge":
-                removed = run_purge(run=state.run)
-                time.sleep(1.5)  # a copy being restored right now lands in the queue: twice
-                removed += run_purge(run=state.run)
-                _say(
-                    state,
-                    started,
-                    f"purged {removed} message(s) of the run from the broker",
-                    progress,
-                )
     except LabError as exc:
         state.errors.append(str(exc))
         _say(state, started, f"stopped: {exc}", progress)
@@ -339,6 +356,7 @@ def experiment_execute(
                 "progress": progress,
                 "on_fired": on_fired,
                 "waits_for": states.get(spec.get("after") or ""),
+                "states": states,
             },
             name=f"experiment-{experiment.slug}-{spec['name']}",
             daemon=True,
@@ -358,6 +376,7 @@ def experiment_execute(
         state.run.refresh_from_db()
         run_settle(state.run)
         observation = observation_for_run(run=state.run, duration=time.time() - state.run.fired_at)
+        observation.messages_left = run_messages_left(run=state.run)
         observations[name] = observation
         runs[name] = {
             "id": state.run.id,

@@ -71,14 +71,17 @@ PARAM_LIMITS = {"count": (1, 2000), "countdown": (0, 600), "duration": (0, 300),
 
 # Steps: the bare word `fire`, or a one-key mapping:
 #   wait: S             sleep S seconds
-#   until: {condition, within: S}   poll the run's events until the condition holds (or S pass)
+#   until: {condition, within: S}   poll until the condition holds (or S pass); it reads its
+#                       own run unless it names another `run` of the experiment
 #   crash: holder|any   SIGKILL the worker that holds the run's task (or any of the lane's)
 #   shutdown: holder|any  warm shutdown (SIGTERM) of that worker
+#   shutdown: {worker: holder|any, grace: S}  a supervisor's stop: SIGTERM, then SIGKILL
+#                       when the worker is still there after S seconds
 #   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
-#   purge: run          delete the run's messages still in the broker (stops an endless storm)
 STEP_WORDS = ("fire",)
-STEP_KEYS = ("wait", "until", "crash", "shutdown", "ready", "purge")
+STEP_KEYS = ("wait", "until", "crash", "shutdown", "ready")
 WORKER_TARGETS = ("holder", "any")
+STOP_FIELDS = {"worker": True, "grace": True}
 
 # An experiment must stay short enough that all of them run in CI in about ten minutes.
 MAX_SECONDS = 150

@@ -44,8 +44,21 @@ class Command(BaseCommand):
         run.add_argument("--json", action="store_true", help="print only the summary, as JSON")
         workers = sub.add_parser("workers", help="list each lane's workers")
         workers.add_argument("--json", action="store_true")
-        monitor = sub.add_parser("monitor", help="publish broker snapshots; settle runs")
+        tail = sub.add_parser("tail", help="print a run's events as they come, from its log")
+        tail.add_argument("run")
+        tail.add_argument("--timeout", type=float, help="stop after this many seconds")
+        monitor = sub.add_parser(
+            "monitor", help="record events; publish broker snapshots; settle runs"
+        )
         monitor.add_argument("--interval", type=float, default=0.5)
+        sub.add_parser("record", help="only record events from the runs' logs (the recorder)")
+        fidelity = sub.add_parser(
+            "fidelity", help="the same paced batch on redis-short and on its plain-Celery control"
+        )
+        fidelity.add_argument("--count", type=int, default=1500)
+        fidelity.add_argument("--spacing", type=float, default=0.04, help="seconds between tasks")
+        fidelity.add_argument("--countdown", type=float, default=0, help="task 0's countdown")
+        fidelity.add_argument("--json", action="store_true")
         from teachlab.lab.experiments.cli import parser_add
 
         parser_add(sub)  # `lab experiment NAME|--all`: lab/experiments/cli.py
@@ -59,7 +72,7 @@ class Command(BaseCommand):
     # --- run -------------------------------------------------------------------------------
 
     def handle_run(self, options):
-        from teachlab.lab.runs import run_events, run_fire, run_settle, run_summary
+        from teachlab.lab.runs import run_fire, run_summary
 
         params = {
             "count": options["count"],
@@ -83,30 +96,49 @@ class Command(BaseCommand):
         out = sys.stderr if options["json"] else self.stdout
         out.write(f"run {run.id} on {run.lane}: {len(run.task_ids)} task(s) published\n")
         stop_at = time.time() + (options["timeout"] or max(5.0, run.deadline - time.time()))
-        seen = 0
-        while True:
-            for event in run_events(run, after_seq=seen):
-                seen = event["seq"]
-                if event["kind"] == "received" or not options["json"]:
-                    out.write(self._line(event) + "\n")
-                    out.flush()
-            run.refresh_from_db()
-            run_settle(run)
-            if run.status != run.Status.RUNNING:
-                # Catch events stored just before settling.
-                for event in run_events(run, after_seq=seen):
-                    seen = event["seq"]
-                    out.write(self._line(event) + "\n")
-                break
-            if time.time() > stop_at:
-                out.write("timed out before every task settled\n")
-                break
-            time.sleep(0.2)
+        finished = self._follow(run, out=out, receipts_only=options["json"], stop_at=stop_at)
+        if not finished:
+            out.write("timed out before every task settled\n")
+        run.refresh_from_db()
         summary = run_summary(run)
         if options["json"]:
             self.stdout.write(json.dumps(summary, indent=2))
         else:
             self.stdout.write(self._summary_text(summary))
+
+    def _follow(self, run, *, out, receipts_only: bool, stop_at: float, settle: bool = True):
+        """Print the run's events from its log as they come, until its end marker (True) or
+        `stop_at` (False). Settles the run itself too, in case no monitor runs."""
+        from teachlab.lab.runs import run_settle
+        from teachlab.lab.stream import DONE, stream_read
+
+        last, next_settle = "0-0", 0.0
+        while time.time() < stop_at:
+            for event in stream_read(run.id, after=last, block=250):
+                last = event["id"]
+                if event["kind"] == DONE:
+                    return True
+                if event["kind"] == "received" or not receipts_only:
+                    out.write(self._line(event) + "\n")
+                    out.flush()
+            if settle and time.time() >= next_settle:
+                run.refresh_from_db()
+                run_settle(run)
+                next_settle = time.time() + 0.5
+        return False
+
+    def handle_tail(self, options):
+        """Print a run's events as they come (from the start), until it settles."""
+        from teachlab.lab.models import Run
+
+        run = Run.objects.filter(pk=options["run"]).first()
+        if run is None:
+            raise CommandError(f"There is no run {options['run']!r}.")
+        stop_at = time.time() + (options["timeout"] or 24 * 3600)
+        if not self._follow(
+            run, out=self.stdout, receipts_only=False, stop_at=stop_at, settle=False
+        ):
+            self.stdout.write("stopped before the run settled\n")
 
     @staticmethod
     def _line(event: dict) -> str:
@@ -193,3 +225,29 @@ class Command(BaseCommand):
         from teachlab.lab.monitor import monitor_loop
 
         monitor_loop(interval=options["interval"])
+
+    def handle_fidelity(self, options):
+        from teachlab.lab.fidelity import fidelity_measure
+
+        result = fidelity_measure(
+            count=options["count"],
+            countdown=options["countdown"],
+            spacing=options["spacing"],
+            learner=_learner("cli-fidelity"),
+            progress=sys.stderr,
+        )
+        if options["json"]:
+            self.stdout.write(json.dumps(result))
+            return
+        for side in ("lab", "control"):
+            r = result[side]
+            self.stdout.write(
+                f"{side:<8} tasks {r['tasks']}  executions {r['executions']}  "
+                f"amplification {r['amplification']}\n"
+            )
+        self.stdout.write(f"ratio (lab / control amplification): {result['ratio']}\n")
+
+    def handle_record(self, options):
+        from teachlab.lab.recorder import recorder_loop
+
+        recorder_loop()

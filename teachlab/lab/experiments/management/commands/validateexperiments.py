@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from teachlab.lab.experiments.batch import batch_seconds
 from teachlab.lab.experiments.catalog import EXPERIMENTS_DIR, catalog_validate, lesson_claims
 
 
@@ -28,8 +29,10 @@ class Command(BaseCommand):
         if options["coverage"]:
             self._coverage(experiments)
         seconds = sum(e.seconds for e in experiments)
+        overlapped = batch_seconds(experiments=experiments)
         self.stdout.write(
-            f"{len(experiments)} experiments OK (about {seconds:.0f} s if run one after another)"
+            f"{len(experiments)} experiments OK (at most {seconds:.0f} s one after another, "
+            f"{overlapped:.0f} s with `lab experiment --all`)"
         )
 
     def _coverage(self, experiments) -> None:

@@ -1,0 +1,72 @@
+"""`lab fidelity`: the same paced batch on redis-short through the lab, then on the plain-Celery
+control lane, back to back. The ratio of their amplifications says whether the lab's own
+instrumentation changed what the broker did (BROKER-FACTS 12)."""
+
+from __future__ import annotations
+
+import time
+
+from teachlab.lab.control import control_fire, control_wait, fidelity_ratio
+from teachlab.lab.errors import LabError
+
+LANE = "redis-short"
+
+
+def _side(tasks: int, executions: int) -> dict:
+    return {
+        "tasks": tasks,
+        "executions": executions,
+        "amplification": round(executions / tasks, 3) if tasks else 0.0,
+    }
+
+
+def _lab_side(*, learner, count: int, countdown: float, spacing: float, progress) -> dict:
+    from teachlab.lab.models import Run
+    from teachlab.lab.runs import run_fire, run_settle, run_summary
+    from teachlab.lab.workers import workers_list
+
+    run = run_fire(
+        learner=learner,
+        lane=LANE,
+        params={"count": count, "countdown": countdown, "spacing": spacing},
+        label="fidelity",
+        check_limits=False,
+    )
+    progress.write(f"lab: run {run.id}, {count} tasks on {LANE}\n")
+    while run.status == Run.Status.RUNNING:
+        time.sleep(1)
+        run.refresh_from_db()
+        run_settle(run)
+    summary = run_summary(run)
+    for worker in workers_list():
+        if worker["lane"] == LANE and worker["alive"]:
+            progress.write(f"lab: {worker['name']} signal handlers, ms: {worker['handler_ms']}\n")
+    if run.status != Run.Status.DONE:
+        raise LabError(f"The lab run {run.id} ended {run.status}; is the recorder running?")
+    return _side(count, summary["executions"])
+
+
+def fidelity_measure(*, count: int, countdown: float, spacing: float, learner, progress) -> dict:
+    """{"lab": {tasks, executions, amplification}, "control": {...}, "ratio"}."""
+    if count < 1:
+        raise LabError("--count must be at least 1.")
+    lab = _lab_side(
+        learner=learner, count=count, countdown=countdown, spacing=spacing, progress=progress
+    )
+    batch, fired = control_fire(count=count, countdown=countdown, spacing=spacing)
+    last_due = fired + countdown + spacing * (count - 1)
+    progress.write(f"control: batch {batch}, {count} tasks on the control lane\n")
+    executions = control_wait(
+        batch=batch, count=count, last_due=last_due, timeout=last_due - time.time() + 120
+    )
+    if executions < count:
+        raise LabError(
+            f"The control lane ran {executions} of {count} tasks: are its workers running "
+            "(scripts/run starts them; or python -m teachlab.lab.control --name redis-control-1)?"
+        )
+    control = _side(count, executions)
+    return {
+        "lab": lab,
+        "control": control,
+        "ratio": fidelity_ratio(lab["executions"], control["executions"]),
+    }

@@ -1,0 +1,276 @@
+"""One reader per server process per run: it reads the run's stream from the last id it has,
+renders each batch once, and hands it to every watcher in this process (the live run page,
+the experiment page, workshop rooms and their presenter screens).
+
+A watcher joins with "everything after the id I saw last" (0 for a fresh page): the reader
+answers from what it holds (a full redraw for a fresh page, the missed batches for a
+reconnect), then live batches follow in order. Backlog, live and catch-up are one path, and
+the reader is the only place that reads the log for this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from channels.db import database_sync_to_async
+
+from teachlab.lab.stream import DONE, entry_event, seq_of, stream_key
+
+log = logging.getLogger(__name__)
+
+# After the first entries of a burst, wait this long for the rest: every frame costs daphne
+# about the same whatever its size, so fewer, larger frames keep a burst's tail short.
+GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
+READ_COUNT = 5000  # entries per XREAD
+KEEP_BATCHES = 2000  # batches kept for reconnects; older gaps get a full redraw
+IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long
+
+
+@dataclass
+class Batch:
+    """Events read together, in seq order, with their HTML for the lab's run page."""
+
+    after: str  # the id before the first event: a watcher that saw this id needs this batch
+    last: str  # id of the last entry in it: what a watcher has seen once it has this batch
+    events: list[dict]
+    done: dict | None = None  # the run's summary when the batch holds its end marker
+    html: str = ""
+
+
+class Watcher(Protocol):
+    async def reader_deliver(self, batches: list[Batch], *, redraw: str | None) -> None: ...
+
+
+@dataclass
+class RunReader:
+    run_id: str
+    watchers: set = field(default_factory=set)
+    batches: list[Batch] = field(default_factory=list)
+    last: str = "0-0"
+    picture: object = None  # fragments.Picture of every event read so far
+    events: list[dict] = field(default_factory=list)  # every event read so far, in order
+    counts: dict | None = None
+    done: dict | None = None
+    prediction: int | None = None
+    task: asyncio.Task | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    redraw_cache: tuple[str, str] | None = None  # (last id, html)
+    stopping: bool = False
+
+    async def start(self) -> None:
+        from teachlab.lab.fragments import Picture
+
+        self.picture = Picture()
+        await self._load_stored()
+        self.task = asyncio.create_task(self.pump(), name=f"lab-reader-{self.run_id}")
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+
+    async def _load_stored(self) -> None:
+        """When the stream no longer starts at seq 1 (trimmed, expired), start from the
+        database and read the stream after what it holds."""
+        first, stored = await database_sync_to_async(_stored_start)(self.run_id)
+        self.prediction = stored.get("prediction")
+        if first == 1 or not stored["events"]:
+            return
+        events = stored["events"]
+        for event in events:
+            self.picture.add(event)
+        self.events = list(events)
+        self.counts = events[-1].get("counts")
+        self.last = f"{events[-1]['seq']}-0"
+        if stored.get("summary"):
+            self.done = stored["summary"]
+
+    async def pump(self) -> None:
+        from teachlab.lab.store import async_app_redis
+
+        r = async_app_redis()
+        key = stream_key(self.run_id)
+        self.ready.set()
+        while True:
+            try:
+                found = await r.xread({key: self.last}, count=READ_COUNT, block=5000)
+                if not found:
+                    continue
+                entries = found[0][1]
+                if GATHER_SECONDS and len(entries) < READ_COUNT:
+                    await asyncio.sleep(GATHER_SECONDS)
+                    more = await r.xread({key: entries[-1][0]}, count=READ_COUNT)
+                    if more:
+                        entries += more[0][1]
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - Redis hiccup: wait, then read on from self.last
+                # redis-py can turn a cancelled read into TimeoutError: a stopping reader stops.
+                if self.stopping or asyncio.current_task().cancelling():
+                    return
+                log.exception("lab reader %s: read failed", self.run_id)
+                await asyncio.sleep(0.5)
+                continue
+            batch = self._take(entries)
+            for watcher in list(self.watchers):
+                try:
+                    await watcher.reader_deliver([batch], redraw=None)
+                except Exception:  # noqa: BLE001 - one socket gone mid-send must not stop the rest
+                    log.debug("lab reader %s: delivery failed", self.run_id, exc_info=True)
+
+    def _take(self, entries) -> Batch:
+        from teachlab.lab.fragments import render_batch_html
+
+        events, done = [], None
+        for entry_id, fields in entries:
+            event = entry_event(self.run_id, entry_id, fields)
+            if event["kind"] == DONE:
+                done = event["summary"]
+                continue
+            events.append(event)
+            self.events.append(event)
+            self.picture.add(event)
+        if events:
+            self.counts = events[-1]["counts"]
+        if done is not None:
+            self.done = done
+        batch = Batch(after=self.last, last=entries[-1][0], events=events, done=done)
+        batch.html = render_batch_html(events, done=done, last=batch.last)
+        self.last = batch.last
+        self.batches.append(batch)
+        if len(self.batches) > KEEP_BATCHES:
+            del self.batches[: len(self.batches) - KEEP_BATCHES]
+        return batch
+
+    def since(self, after: str) -> list[Batch] | None:
+        """The batches a watcher that saw `after` lacks; None when they are no longer held."""
+        if after == self.last:
+            return []
+        for i, batch in enumerate(self.batches):
+            if batch.after == after:
+                return self.batches[i:]
+        return None
+
+    def redraw(self) -> str:
+        """Every panel drawn from what the reader holds, rendered once per last id."""
+        from teachlab.lab.fragments import render_redraw_html
+
+        if self.redraw_cache and self.redraw_cache[0] == self.last:
+            return self.redraw_cache[1]
+        html = render_redraw_html(
+            self.picture,
+            counts=self.counts,
+            prediction=self.prediction,
+            done=self.done,
+            last=self.last,
+        )
+        self.redraw_cache = (self.last, html)
+        return html
+
+    async def join(self, watcher: Watcher, *, after: str | None = "0-0") -> None:
+        """Give `watcher` everything after `after`, then every batch as it is read (after
+        None: only what is read from now on; `self.events` holds what came before)."""
+        await self.ready.wait()
+        if after is None:
+            self.watchers.add(watcher)
+            return
+        batches = self.since(after) if _valid(after) and after != "0-0" else None
+        if batches is None:
+            await watcher.reader_deliver([], redraw=self.redraw())
+            seen = self.last
+        else:
+            if batches:
+                await watcher.reader_deliver(batches, redraw=None)
+            seen = batches[-1].last if batches else after
+        # Batches read while the backlog was being sent: hand them over before going live.
+        # No await between the last check and joining, so none can fall in between.
+        while seen != self.last:
+            missed = self.since(seen)
+            if missed is None:
+                await watcher.reader_deliver([], redraw=self.redraw())
+                seen = self.last
+                continue
+            await watcher.reader_deliver(missed, redraw=None)
+            seen = missed[-1].last
+        self.watchers.add(watcher)
+
+
+def _valid(after: str) -> bool:
+    head, _, tail = after.partition("-")
+    return head.isdigit() and tail.isdigit()
+
+
+def _stored_start(run_id: str) -> tuple[int | None, dict]:
+    """The stream's first seq (None when empty or gone) and, when that is not 1, the stored
+    events of the run (with its summary when it has settled)."""
+    from teachlab.lab.models import Run
+    from teachlab.lab.store import app_redis
+
+    first = app_redis().xrange(stream_key(run_id), count=1)
+    first_seq = seq_of(first[0][0]) if first else None
+    run = Run.objects.filter(pk=run_id).first()
+    stored: dict = {"events": [], "prediction": run.prediction if run else None}
+    if run is None or first_seq == 1:
+        return first_seq, stored
+    from teachlab.lab.runs import run_events, run_summary
+
+    stored["events"] = run_events(run)
+    if run.status != Run.Status.RUNNING:
+        stored["summary"] = run_summary(run)
+    return first_seq, stored
+
+
+_readers: dict[tuple[int, str], RunReader] = {}
+_locks: dict[tuple[int, str], asyncio.Lock] = {}
+_stoppers: dict[tuple[int, str], asyncio.TimerHandle] = {}
+
+
+def _key(run_id: str) -> tuple[int, str]:
+    # Keyed by event loop too: tests run each case on a loop of its own.
+    return (id(asyncio.get_running_loop()), run_id)
+
+
+async def reader_join(run_id: str, watcher: Watcher, *, after: str | None = "0-0") -> RunReader:
+    """Join this process's reader of the run (started on first use)."""
+    key = _key(run_id)
+    async with _locks.setdefault(key, asyncio.Lock()):
+        stopper = _stoppers.pop(key, None)
+        if stopper is not None:
+            stopper.cancel()
+        reader = _readers.get(key)
+        if reader is None:
+            reader = RunReader(run_id)
+            await reader.start()
+            _readers[key] = reader
+    await reader.join(watcher, after=after)
+    return reader
+
+
+async def reader_leave(run_id: str, watcher: Watcher) -> None:
+    """Leave; the reader stops a while after its last watcher left (a reload comes back)."""
+    key = _key(run_id)
+    reader = _readers.get(key)
+    if reader is None:
+        return
+    reader.watchers.discard(watcher)
+    if not reader.watchers and key not in _stoppers:
+        loop = asyncio.get_running_loop()
+        _stoppers[key] = loop.call_later(
+            IDLE_SECONDS, lambda: asyncio.ensure_future(_stop_idle(key))
+        )
+
+
+async def _stop_idle(key: tuple[int, str]) -> None:
+    async with _locks.setdefault(key, asyncio.Lock()):
+        _stoppers.pop(key, None)
+        reader = _readers.get(key)
+        if reader is not None and not reader.watchers:
+            _readers.pop(key, None)
+            await reader.stop()

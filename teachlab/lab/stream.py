@@ -1,0 +1,170 @@
+"""The lab's event log: one Redis Stream per run in the app database, written by the workers.
+
+Each entry is one event. Its stream id is `<seq>-0`, seq numbered per run by the same Lua call
+that appends it, so the id says both "the order of events" and "where a reader is". A run's
+end is a marker entry `<seq>-1` (kind `done`), so readers learn of it through the same log.
+
+Everything that shows or stores events reads from here: the recorder (consumer group
+`recorder`, stores rows), the server-side reader (live pages, workshop rooms), `lab run` and
+`lab tail`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from teachlab.lab.store import app_redis
+
+KEY_TTL = 2 * 24 * 3600  # seconds a run's stream and counters live in Redis
+# Entries per run kept in the stream. The recorder takes them within a second; readers that
+# need older ones read the database. 200k is ~40x the largest batch the lab allows today.
+MAXLEN = 200_000
+ACTIVE = "lab:streams"  # run ids whose streams the recorder follows
+GROUP = "recorder"
+DONE = "done"  # the marker's kind; not an event kind (models.RunEvent.Kind)
+
+
+def stream_key(run_id: str) -> str:
+    return f"lab:stream:{run_id}"
+
+
+# KEYS: seq, counts, copy, stream, active set.  ARGV: kind, ttl, known copy (0 = unknown),
+# maxlen, run id, then the entry's field/value pairs. One atomic call: the seq, the copy
+# number, the counters and the entry agree, and ids rise in seq order across workers.
+APPEND_LUA = """
+local seq = redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+local copy = tonumber(ARGV[3])
+if ARGV[1] == 'received' then
+  copy = redis.call('INCR', KEYS[3])
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+  if copy == 1 then redis.call('HINCRBY', KEYS[2], 'first', 1) end
+elseif copy == 0 then
+  copy = tonumber(redis.call('GET', KEYS[3]) or '1')
+end
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+local flat = redis.call('HGETALL', KEYS[2])
+local parts = {}
+for i = 1, #flat, 2 do parts[#parts + 1] = flat[i] .. '=' .. flat[i + 1] end
+local entry = {'XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], seq .. '-0',
+               'c', copy, 'n', table.concat(parts, ',')}
+for i = 6, #ARGV do entry[#entry + 1] = ARGV[i] end
+redis.call(unpack(entry))
+redis.call('EXPIRE', KEYS[4], ARGV[2])
+redis.call('SADD', KEYS[5], ARGV[5])
+return {seq, copy}
+"""
+_append_script = None
+
+
+def entry_append(
+    *, run_id: str, kind: str, task_id: str, known_copy: int, fields: dict[str, str]
+) -> tuple[int, int]:
+    """Append one event to its run's stream: one round trip. Returns (seq, copy)."""
+    global _append_script
+    if _append_script is None:
+        _append_script = app_redis().register_script(APPEND_LUA)
+    flat: list[str] = []
+    for key, value in fields.items():
+        flat += [key, value]
+    seq, copy = _append_script(
+        keys=[
+            f"lab:run:{run_id}:seq",
+            f"lab:run:{run_id}:counts",
+            f"lab:run:{run_id}:copy:{task_id}",
+            stream_key(run_id),
+            ACTIVE,
+        ],
+        args=[kind, KEY_TTL, known_copy, MAXLEN, run_id, *flat],
+    )
+    return int(seq), int(copy)
+
+
+DONE_LUA = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local id = '0-1'
+if #last > 0 then
+  local ms, n = string.match(last[1][1], '(%d+)-(%d+)')
+  id = ms .. '-' .. (tonumber(n) + 1)
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id, 'k', 'done', 's', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return id
+"""
+
+
+def done_append(*, run_id: str, summary: dict) -> str:
+    """The end-of-run marker, right after the last entry so far (`<last seq>-1`)."""
+    text = json.dumps(summary, separators=(",", ":"))
+    script = app_redis().register_script(DONE_LUA)
+    return script(keys=[stream_key(run_id)], args=[MAXLEN, text, KEY_TTL])
+
+
+# --- entries to event dicts -------------------------------------------------------------------
+
+
+def seq_of(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0])
+
+
+def _float(value: str | None) -> float | None:
+    return float(value) if value not in (None, "") else None
+
+
+def counts_parse(text: str) -> dict[str, int]:
+    raw: dict[str, int] = {}
+    for part in (text or "").split(","):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            raw[key] = int(value)
+    return raw
+
+
+def entry_event(run_id: str, entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
+    """One stream entry as the event dict every screen and the recorder use (README, "The
+    event dict"). The done marker gives {"kind": "done", "summary": ...}."""
+    from teachlab.lab.events import counts_view
+
+    kind = fields.get("k", "")
+    if kind == DONE:
+        return {"run": run_id, "id": entry_id, "kind": DONE, "summary": json.loads(fields["s"])}
+    at = float(fields["a"])
+    fired = float(fields.get("f") or at)
+    published = _float(fields.get("p")) or fired
+    tasks = int(fields.get("n_tasks") or 1)
+    prediction = fields.get("pr")
+    return {
+        "run": run_id,
+        "id": entry_id,
+        "seq": seq_of(entry_id),
+        "kind": kind,
+        "task_id": fields.get("ti", ""),
+        "index": int(fields.get("i") or 0),
+        "copy": int(fields.get("c") or 1),
+        "worker": fields.get("w", ""),
+        "redelivered": fields.get("r") == "1",
+        "at": at,
+        "t": round(at - fired, 4),
+        "since_publish": round(at - published, 4),
+        "eta": _float(fields.get("e")),
+        "published_at": published,
+        "run_started_at": fired,
+        "visibility_timeout": _float(fields.get("v")),
+        "tasks": tasks,
+        "prediction": int(prediction) if prediction not in (None, "") else None,
+        "counts": counts_view(counts_parse(fields.get("n", "")), tasks),
+        "data": json.loads(fields["d"]) if fields.get("d") else {},
+    }
+
+
+def stream_read(run_id: str, *, after: str = "0-0", count: int = 1000, block: int | None = None):
+    """Events after the entry id `after`, oldest first, as event dicts (sync; CLI and tests)."""
+    r = app_redis()
+    if block is None:
+        entries = r.xrange(stream_key(run_id), min=f"({after}", count=count)
+    else:
+        found = r.xread({stream_key(run_id): after}, count=count, block=block)
+        entries = found[0][1] if found else []
+    return [entry_event(run_id, entry_id, fields) for entry_id, fields in entries]
