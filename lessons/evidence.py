@@ -273,8 +273,20 @@ class Evidence:
     url: str | None = None
     experiment: str | None = None
 
+    @property
+    def href(self) -> str | None:
+        """Where a learner goes to see it: the experiment's page (run it there) or the docs."""
+        if self.experiment is not None:
+            from django.urls import NoReverseMatch, reverse
+
+            try:
+                return reverse("lab:experiments:detail", kwargs={"slug": self.experiment})
+            except NoReverseMatch:
+                return None
+        return self.url
+
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "label": self.label, "url": self.url}
+        return {"kind": self.kind, "label": self.label, "url": self.href}
 
 
 def evidence_from_model(item: EvidenceModel) -> Evidence:

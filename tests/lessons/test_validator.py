@@ -22,13 +22,16 @@ LAST_COST_CLAIM = (
     "    why_wrong: Every held message sits in the worker process until it runs.\n"
     "    truth: Many long countdowns raise worker memory and restart impact.\n"
     "    tier: senior\n"
+    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
 )
 LAST_HOLD_CLAIM = (
     "  - id: due-table\n"
     "    claim: A due-time table is a sound home for long delays.\n"
     "    why: It is queryable, cancellable and survives restarts.\n"
     "    tier: senior\n"
+    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
 )
+KP_EVIDENCE = "evidence: [{experiment: countdown-beyond-timeout}]"
 BASICS_LAST_LINE = "    runs the message is unacknowledged, so Redis may hand it out again.\n"
 SOLID_LAST_LINE = "    delays into a scheduler table that enqueues work when it is due.\n"
 
@@ -131,8 +134,10 @@ CASES = [
         "too-few-key-points",
         lambda t: replace_once(
             t,
-            "  - Redis puts it back in the queue once the visibility timeout passes.\n"
-            "  - Long countdowns therefore invite duplicate deliveries.\n",
+            "  - point: Redis puts it back in the queue once the visibility timeout passes.\n"
+            f"    {KP_EVIDENCE}\n"
+            "  - point: Long countdowns therefore invite duplicate deliveries.\n"
+            f"    {KP_EVIDENCE}\n",
             "",
         ),
         "key_points: expected 4 to 6 items, found 2",
@@ -140,7 +145,11 @@ CASES = [
     ),
     (
         "too-many-key-points",
-        lambda t: replace_once(t, "key_points:\n", "key_points:\n  - one\n  - two\n  - three\n"),
+        lambda t: replace_once(
+            t,
+            "key_points:\n",
+            "key_points:\n" + "".join(f"  - point: {n}\n    {KP_EVIDENCE}\n" for n in "abc"),
+        ),
         "key_points: expected 4 to 6 items, found 7",
         lambda t: line_of(t, "key_points:"),
     ),
@@ -210,8 +219,8 @@ CASES = [
     (
         "duplicate-claim-id",
         lambda t: replace_once(t, "- id: timeout-free", "- id: waits-in-redis"),
-        "duplicate claim id 'waits-in-redis' (first on line 111)",
-        lambda t: line_of(t, "- id: waits-in-redis", start=112),
+        f"duplicate claim id 'waits-in-redis' (first on line {line_of(good_text(), '- id: waits-in-redis')})",
+        lambda t: line_of(t, "- id: waits-in-redis", start=line_of(t, "- id: waits-in-redis") + 1),
     ),
     (
         "empty-tier",
@@ -382,3 +391,206 @@ def test_a_byte_that_is_not_utf8_is_reported_on_its_line(tmp_path):
     assert [(p.line, "not valid UTF-8" in p.message) for p in problems] == [
         (line_of(good_text(), "frequency: often"), True)
     ]
+
+
+# --- evidence (issue 9) ------------------------------------------------------------------
+
+FIRST_CLAIM_EVIDENCE = (
+    "    truth: Redis only keeps an unacked copy that it may restore.\n"
+    "    tier: basics\n"
+    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
+)
+
+
+def _first_claim_evidence(text: str, evidence: str, extra: str = "") -> str:
+    return replace_once(
+        text,
+        FIRST_CLAIM_EVIDENCE,
+        FIRST_CLAIM_EVIDENCE.replace("[{experiment: countdown-beyond-timeout}]", evidence) + extra,
+    )
+
+
+EVIDENCE_CASES = [
+    (
+        "claim-without-evidence",
+        lambda t: replace_once(
+            t, FIRST_CLAIM_EVIDENCE, FIRST_CLAIM_EVIDENCE.rsplit("    evidence", 1)[0]
+        ),
+        "claims_cost[0]: missing field 'evidence'",
+        lambda t: line_of(t, "- id: waits-in-redis"),
+    ),
+    (
+        "claim-with-empty-evidence",
+        lambda t: _first_claim_evidence(t, "[]"),
+        "claims_cost[0].evidence: no evidence",
+        lambda t: line_of(t, "evidence: []"),
+    ),
+    (
+        "key-point-without-evidence",
+        lambda t: replace_once(
+            t,
+            "  - point: Long countdowns therefore invite duplicate deliveries.\n"
+            f"    {KP_EVIDENCE}\n",
+            "  - point: Long countdowns therefore invite duplicate deliveries.\n",
+        ),
+        "key_points[3]: missing field 'evidence'",
+        lambda t: line_of(t, "  - point: Long countdowns"),
+    ),
+    (
+        "experiment-that-does-not-exist",
+        lambda t: _first_claim_evidence(t, "[{experiment: no-such-experiment}]"),
+        "claims_cost[0].evidence[0].experiment: no experiment with slug 'no-such-experiment'",
+        lambda t: line_of(t, "no-such-experiment"),
+    ),
+    (
+        "lesson-experiment-that-does-not-exist",
+        lambda t: replace_once(t, "  - countdown-beyond-timeout\n", "  - gone-experiment\n"),
+        "experiments: no experiment with slug 'gone-experiment'",
+        lambda t: line_of(t, "experiments:"),
+    ),
+    (
+        "two-kinds-in-one-item",
+        lambda t: _first_claim_evidence(t, "[{experiment: countdown-beyond-timeout, measured: 1}]"),
+        "claims_cost[0].evidence[0]: give exactly one of: experiment, measured, seed, source, docs",
+        lambda t: line_of(t, "measured: 1}]"),
+    ),
+    (
+        "unknown-evidence-kind",
+        lambda t: _first_claim_evidence(t, "[{hunch: yes}]"),
+        "claims_cost[0].evidence[0]: unknown field 'hunch'",
+        lambda t: line_of(t, "hunch"),
+    ),
+    (
+        "source-without-versions",
+        lambda t: _first_claim_evidence(
+            t, "[{source: {package: kombu, module: kombu.transport.redis, function: QoS.append}}]"
+        ),
+        "claims_cost[0].evidence[0].source: missing field 'versions'",
+        lambda t: line_of(t, "QoS.append"),
+    ),
+    (
+        "source-with-a-bad-range",
+        lambda t: _first_claim_evidence(
+            t,
+            "[{source: {package: kombu, versions: recent, module: kombu.transport.redis, function: QoS.append}}]",
+        ),
+        "claims_cost[0].evidence[0].source.versions: 'recent' is not a version range",
+        lambda t: line_of(t, "versions: recent"),
+    ),
+    (
+        "docs-without-version",
+        lambda t: _first_claim_evidence(t, "[{docs: {title: Consumers}}]"),
+        "claims_cost[0].evidence[0].docs: missing field 'version'",
+        lambda t: line_of(t, "title: Consumers"),
+    ),
+    (
+        "seed-that-does-not-exist",
+        lambda t: _first_claim_evidence(t, "[{seed: 999_missing.txt}]"),
+        "claims_cost[0].evidence[0].seed: no seed file '999_missing.txt'",
+        lambda t: line_of(t, "999_missing"),
+    ),
+    (
+        "version-named-without-versions",
+        lambda t: replace_once(
+            t,
+            "    claim: A countdown message waits in Redis until it is due.\n",
+            "    claim: On RabbitMQ 4.0 a countdown message waits in Redis until it is due.\n",
+        ),
+        "claims_cost[0]: names RabbitMQ 4.0 but does not say which versions it holds for",
+        lambda t: line_of(t, "- id: waits-in-redis"),
+    ),
+    (
+        "versions-for-an-unknown-product",
+        lambda t: _first_claim_evidence(
+            t, "[{experiment: countdown-beyond-timeout}]", "    versions: {rabbitmqq: '>=4.0'}\n"
+        ),
+        "claims_cost[0].versions: unknown product 'rabbitmqq'",
+        lambda t: line_of(t, "rabbitmqq"),
+    ),
+    (
+        "missing-checked-against",
+        lambda t: replace_once(t, "checked_against: {celery: 5.7.0, kombu: 5.7.0}\n", ""),
+        "lesson: missing field 'checked_against'",
+        lambda t: 1,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message", "expected_line"),
+    [pytest.param(m, msg, line, id=case) for case, m, msg, line in EVIDENCE_CASES],
+)
+def test_each_evidence_refusal_is_reported_on_its_line(
+    tmp_path, settings, mutate, message, expected_line
+):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "001_real.txt").write_text("a seed")
+    settings.SEEDS_DIR = seeds
+    text = mutate(good_text())
+    path = write(tmp_path, "broken.yaml", text)
+
+    question, problems = check_file(path)
+
+    assert question is None, "a file with unbacked claims must not load"
+    matching = [p for p in problems if message in p.message]
+    assert matching, f"expected {message!r}, got {[str(p) for p in problems]}"
+    assert matching[0].line == expected_line(text), str(matching[0])
+
+
+def test_a_version_named_with_its_versions_is_accepted(tmp_path):
+    text = replace_once(
+        good_text(),
+        "    claim: A countdown message waits in Redis until it is due.\n",
+        "    claim: On RabbitMQ 4.0 a countdown message waits in Redis until it is due.\n",
+    )
+    text = _first_claim_evidence(
+        text, "[{experiment: countdown-beyond-timeout}]", "    versions: {rabbitmq: '>=4.0'}\n"
+    )
+    question, problems = check_file(write(tmp_path, "ok.yaml", text))
+    assert problems == []
+    assert question.claims_cost[0].versions == (("rabbitmq", ">=4.0"),)
+
+
+def test_evidence_lists_every_claim_and_key_point_with_its_evidence(settings):
+    settings.LESSONS_DIR = FIXTURES
+    out = StringIO()
+    call_command("validatelessons", "--evidence", "--json", stdout=out)
+    rows = json.loads(out.getvalue())
+
+    first = [r for r in rows if r["lesson"] == "fixture-countdown"]
+    kinds = {r["kind"] for r in first}
+    assert kinds == {"key_point", "claim_cost", "claim_hold"}
+    assert len(first) == 4 + 5 + 3
+    waits = next(r for r in first if r["id"] == "waits-in-redis")
+    assert waits["evidence"] == [
+        {
+            "kind": "experiment",
+            "label": "lab experiment countdown-beyond-timeout",
+            "url": "/lab/experiments/countdown-beyond-timeout/",
+        }
+    ]
+    assert all(r["evidence"] for r in rows)
+
+
+def test_evidence_text_output_and_refusal_of_an_unbacked_claim(tmp_path):
+    out = StringIO()
+    call_command(
+        "validatelessons", "--evidence", str(FIXTURES / "01-fixture-countdown.yaml"), stdout=out
+    )
+    assert "fixture-countdown:waits-in-redis" in out.getvalue()
+    assert "lab experiment countdown-beyond-timeout" in out.getvalue()
+
+    text = replace_once(
+        good_text(), FIRST_CLAIM_EVIDENCE, FIRST_CLAIM_EVIDENCE.rsplit("    evidence", 1)[0]
+    )
+    broken = write(tmp_path, "unbacked.yaml", text)
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("validatelessons", "--evidence", str(broken), stdout=StringIO())
+    assert exit_info.value.code == 1
+
+
+def test_every_real_lesson_claim_is_backed():
+    """The shipped content passes the evidence rules (the command CI and setup run)."""
+    result = manage("validatelessons", "--evidence", check=False)
+    assert result.returncode == 0, result.stdout + result.stderr

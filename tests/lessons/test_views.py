@@ -242,7 +242,10 @@ def test_script_handlers_and_javascript_links_in_a_lesson_file_never_reach_a_pag
     path = lesson_dir / "01-fixture-countdown.yaml"
     lesson = yaml.safe_load(path.read_text())
     lesson["title"] += HOSTILE
-    lesson["prompt"] = lesson["key_points"][0] = HOSTILE
+    lesson["prompt"] = lesson["key_points"][0]["point"] = HOSTILE
+    hostile_docs = {"title": HOSTILE, "version": HOSTILE, "url": "https://example.org/?<script>"}
+    lesson["key_points"][1]["evidence"] = [{"docs": hostile_docs}]
+    lesson["claims_cost"][0]["evidence"] = [{"docs": hostile_docs}]
     lesson["tiers"] = {name: text + "\n\n" + HOSTILE for name, text in lesson["tiers"].items()}
     lesson["go_deeper"] = dict.fromkeys(lesson["go_deeper"], HOSTILE)
     lesson["followups"][0] = {"question": HOSTILE, "answer": HOSTILE}

@@ -45,6 +45,31 @@ def summary(path: Path, problems: list[str]) -> dict | None:
     }
 
 
+def evidence_rows(questions) -> list[dict]:
+    """One row per key point and claim: what it says and how we know it."""
+    rows = []
+    for q in questions:
+        for i, point in enumerate(q.key_points):
+            rows.append(_row(q, "key_point", str(i), point.text, point))
+        for claim in q.claims:
+            kind = "claim_hold" if claim.holds else "claim_cost"
+            rows.append(_row(q, kind, claim.id, claim.text, claim))
+    return rows
+
+
+def _row(question, kind: str, ident: str, text: str, item) -> dict:
+    return {
+        "lesson": question.slug,
+        "kind": kind,
+        "id": ident,
+        "key": f"{question.slug}:{ident}",
+        "text": text,
+        "versions": dict(item.versions),
+        "checked_against": question.checked_against,
+        "evidence": [e.as_dict() for e in item.evidence],
+    }
+
+
 class Command(BaseCommand):
     # Content checks must run even while some other app's code is mid-change.
     requires_system_checks: list = []
@@ -55,22 +80,44 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", action="store_true", help="print a JSON list, one object per question"
         )
+        parser.add_argument(
+            "--evidence",
+            action="store_true",
+            help="list every claim and key point with its evidence (with --json: as JSON)",
+        )
 
     def handle(self, *args, **options):
         paths = [Path(f) for f in options["files"]] or lesson_files()
         checked = check_files(paths)
         for problem in checked.problems:
             (self.stderr if options["json"] else self.stdout).write(str(problem))
-        if options["json"]:
+        if options["evidence"]:
+            self._evidence(checked.questions, as_json=options["json"])
+        elif options["json"]:
             rows = [
                 summary(p, [str(x) for x in checked.broken.get(display_path(p), [])])
                 for p in sorted(paths)
             ]
             rows.sort(key=lambda r: r["order"] if isinstance(r["order"], int) else 1e9)
             self.stdout.write(json.dumps(rows, indent=2))
-        elif not checked.problems:
+        elif not checked.problems and not options["evidence"]:
             self.stdout.write(f"{len(checked.questions)} lesson file(s), no problems")
         if checked.problems:
-            if not options["json"]:
+            if not options["json"] and not options["evidence"]:
                 self.stdout.write(f"{len(checked.problems)} problem(s)")
             raise SystemExit(1)
+
+    def _evidence(self, questions, *, as_json: bool) -> None:
+        rows = evidence_rows(questions)
+        if as_json:
+            self.stdout.write(json.dumps(rows, indent=2))
+            return
+        for row in rows:
+            versions = ", ".join(f"{k} {v}" for k, v in row["versions"].items())
+            self.stdout.write(
+                f"{row['key']} [{row['kind']}]{' (' + versions + ')' if versions else ''}"
+            )
+            self.stdout.write(f"    {row['text']}")
+            for e in row["evidence"]:
+                self.stdout.write(f"    - {e['label']}{' <' + e['url'] + '>' if e['url'] else ''}")
+        self.stdout.write(f"{len(rows)} claim(s) and key point(s), every one backed")
