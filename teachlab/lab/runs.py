@@ -382,7 +382,8 @@ def run_events(run: Run, after_seq: int = 0) -> list[dict]:
 
 def _per_task(run: Run) -> dict[str, dict]:
     """Copies received and executed per task id, with when each copy arrived and started
-    (seconds since that task was published)."""
+    (seconds since that task was published; a busy machine can publish a little after the run
+    was fired, so compare start times with `due_t`, not with the countdown)."""
     per_task = {
         task_id: {
             "index": i,
@@ -394,16 +395,19 @@ def _per_task(run: Run) -> dict[str, dict]:
             "requeued": 0,
             "received_t": [],
             "started_t": [],
+            "due_t": None,  # when it fell due: its eta, seconds since it was published
         }
         for i, task_id in enumerate(run.task_ids)
     }
-    rows = run.events.order_by("seq").values_list("task_id", "kind", "at", "t", "data")
-    for task_id, kind, at, t, data in rows:
+    rows = run.events.order_by("seq").values_list("task_id", "kind", "at", "t", "eta", "data")
+    for task_id, kind, at, t, eta, data in rows:
         row = per_task.get(task_id)
         if row is None:
             continue
         published = (data or {}).get("published_at")
         since = round(at - published, 3) if published else round(t, 3)
+        if row["due_t"] is None and eta is not None and published:
+            row["due_t"] = round(eta - published, 3)
         if kind == "received":
             row["received"] += 1
             row["received_t"].append(since)

@@ -84,7 +84,7 @@ def test_warm_shutdown_hands_a_held_countdown_to_the_other_worker_at_once(lab_st
     assert task["executed"] == 1, task  # ran once, by the worker that took it over
     # Handed over within a moment of the shutdown, not after the 10 s visibility timeout.
     assert task["received_t"][1] < 5, task
-    assert 7.5 <= task["started_t"][0] <= 10, task
+    assert task["due_t"] - 0.05 <= task["started_t"][0] <= task["due_t"] + 2, task
     assert task["requeued"] == 1, task  # the copy it gave back is accounted for...
     assert summary["status"] == "done"  # ...so the run settles
     lab_stack.workers.wait_alive([holder], timeout=30)
