@@ -266,12 +266,15 @@ def evidence_stamp() -> tuple:
 @dataclass(frozen=True)
 class Evidence:
     """One piece of evidence as pages show it: `kind`, a one-line `label`, an optional `url`
-    (the experiment's page or the documentation) and `experiment` (its slug, to link)."""
+    (the experiment's page or the documentation), `experiment` (its slug, to link) and
+    `detail`, the fields it was written with as (name, value) pairs, so a page can lay them
+    out (lessons/evidence_display.py)."""
 
     kind: str
     label: str
     url: str | None = None
     experiment: str | None = None
+    detail: tuple[tuple[str, str], ...] = ()
 
     @property
     def href(self) -> str | None:
@@ -292,16 +295,30 @@ class Evidence:
 def evidence_from_model(item: EvidenceModel) -> Evidence:
     if item.experiment is not None:
         return Evidence(
-            "experiment", f"lab experiment {item.experiment}", experiment=item.experiment
+            "experiment",
+            f"lab experiment {item.experiment}",
+            experiment=item.experiment,
+            detail=(("experiment", item.experiment),),
         )
     if item.measured is not None:
         return Evidence(
-            "measured", f"measured on this stack (BROKER-FACTS.md item {item.measured})"
+            "measured",
+            f"measured on this stack (BROKER-FACTS.md item {item.measured})",
+            detail=(("item", str(item.measured)),),
         )
     if item.seed is not None:
-        return Evidence("seed", f"seed document {item.seed}")
+        return Evidence("seed", f"seed document {item.seed}", detail=(("seed", item.seed),))
     if item.source is not None:
         s = item.source
-        return Evidence("source", f"{s.package} {s.versions}: {s.module}, {s.function}")
+        return Evidence(
+            "source",
+            f"{s.package} {s.versions}: {s.module}, {s.function}",
+            detail=tuple((k, getattr(s, k)) for k in ("package", "versions", "module", "function")),
+        )
     d = item.docs
-    return Evidence("docs", f"{d.title} (documentation, {d.version})", url=d.url)
+    return Evidence(
+        "docs",
+        f"{d.title} (documentation, {d.version})",
+        url=d.url,
+        detail=(("title", d.title), ("version", d.version)),
+    )

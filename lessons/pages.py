@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.urls import reverse
 
 from lessons.catalog import neighbours
+from lessons.evidence_display import checked_against_shown
 from lessons.lesson import CodeSample, Question
 from lessons.rendering import highlight_code, render_markdown
 from lessons.schema import LEVELS, TIER_SECONDS, TIERS
@@ -65,7 +66,7 @@ def tiers_upto(tier: str | None) -> list[str]:
 def experiment_links(question: Question) -> list[dict]:
     """The lab experiments this lesson names, with the lab's titles. A slug the lab does not
     know is listed without a link rather than pointing at a 404."""
-    known = _lab_experiment_titles()
+    known = lab_experiment_titles()
     links = []
     for slug in question.experiments:
         title = (known or {}).get(slug)
@@ -79,7 +80,7 @@ def experiment_links(question: Question) -> list[dict]:
     return links
 
 
-def _lab_experiment_titles() -> dict[str, str] | None:
+def lab_experiment_titles() -> dict[str, str] | None:
     """slug -> title from the lab's experiment catalog; None when it cannot be read (then
     every slug still links, the lab page explains itself)."""
     try:
@@ -100,6 +101,7 @@ def question_context(question: Question, *, revealed_upto: str | None) -> dict:
         "revealed": [tier_view(question, t) for t in revealed],
         "upcoming": upcoming_tier(question, revealed_upto),
         "key_points": question.key_points,
+        "checked_against": checked_against_shown(question.checked_against),
         "go_deeper": [
             {"level": level, "html": render_markdown(question.go_deeper[level])} for level in LEVELS
         ],

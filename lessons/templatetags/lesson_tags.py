@@ -1,8 +1,12 @@
 """Template filters for lesson text: `{% load lesson_tags %}`, then `{{ text|markdown }}` or
-`{{ code|highlight:"python" }}`. Other apps (quiz, lab) use them to show claims and samples."""
+`{{ code|highlight:"python" }}`; `{% how_we_know claim %}` shows where a claim comes from.
+Other apps (quiz, lab) use them to show claims and samples."""
 
 from django import template
 
+from lessons import pages
+from lessons.catalog import get_question
+from lessons.evidence_display import how_we_know as how_we_know_context
 from lessons.rendering import highlight_code, render_markdown
 
 register = template.Library()
@@ -22,3 +26,23 @@ def highlight_filter(code: str, language: str = "text"):
 def spoken(value: str) -> str:
     """A schema value as words: "very-often" reads "very often"."""
     return str(value or "").replace("-", " ")
+
+
+@register.inclusion_tag("lessons/_how_we_know.html")
+def how_we_know(backed, checked: bool = False) -> dict:
+    """`{% how_we_know point %}` or `{% how_we_know claim checked=True %}`: the versions a
+    claim or key point holds for and a "How we know" disclosure listing its evidence. With
+    `checked`, a claim's disclosure also names the versions its lesson was checked against
+    (the question page shows those once, in its header)."""
+    evidence = tuple(getattr(backed, "evidence", ()) or ())
+    checked_against = None
+    if checked:
+        question = get_question(getattr(backed, "question_slug", ""))
+        checked_against = question.checked_against if question else None
+    titles = pages.lab_experiment_titles() if any(e.kind == "experiment" for e in evidence) else {}
+    return how_we_know_context(
+        evidence=evidence,
+        versions=getattr(backed, "versions", ()) or (),
+        checked_against=checked_against,
+        experiment_titles=titles,
+    )

@@ -236,3 +236,34 @@ def test_an_answer_that_goes_through_clears_an_earlier_refusal(page, live_server
     expect(page.locator("#item-2 .verdict")).to_be_visible()
     expect(page.locator("#quiz-problem")).to_be_empty()
     expect(page.locator("#quiz-problem")).to_be_hidden()
+
+
+def test_quiz_feedback_shows_how_we_know_on_a_phone_and_links_the_experiment(
+    browser, live_server_url
+):
+    """After answering, the claim's "How we know" opens inside the feedback, fits 375 px,
+    scans clean, and its "Run the experiment" link opens that experiment's lab page."""
+    question, claim = next(
+        (q, c)
+        for q in all_questions()
+        for c in q.claims
+        if any(e.kind == "experiment" for e in c.evidence)
+    )
+    slug = next(e.experiment for e in claim.evidence if e.kind == "experiment")
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{live_server_url}/quiz/")
+        page.get_by_role("button", name=f"Quiz me on “{question.title}”").click()
+        expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
+        item = page.locator(f'li.quiz-item[data-key="{claim.key}"]')
+        item.get_by_role("button", name="Holds up").click()
+        disclosure = item.locator("details.how-we-know")
+        disclosure.locator("summary").click()
+        expect(disclosure.locator(".checked-against")).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        assert serious_violations(page) == []
+        disclosure.get_by_role("link", name=re.compile("^Run the experiment")).first.click()
+        expect(page).to_have_url(f"{live_server_url}/lab/experiments/{slug}/")
+    finally:
+        context.close()

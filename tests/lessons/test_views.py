@@ -81,14 +81,14 @@ def test_question_page_lists_shortcuts_followups_go_deeper_and_experiments(clien
 
 def test_experiments_link_to_the_lab_with_the_labs_titles(client, monkeypatch):
     monkeypatch.setattr(
-        pages, "_lab_experiment_titles", lambda: {"countdown-beyond-timeout": "Past the timeout"}
+        pages, "lab_experiment_titles", lambda: {"countdown-beyond-timeout": "Past the timeout"}
     )
     html = _html(client.get(reverse("lessons:question", args=["fixture-countdown"])))
     assert '<a href="/lab/experiments/countdown-beyond-timeout/">Past the timeout</a>' in html
 
 
 def test_an_experiment_the_lab_does_not_know_is_listed_without_a_link(client, monkeypatch):
-    monkeypatch.setattr(pages, "_lab_experiment_titles", lambda: {})
+    monkeypatch.setattr(pages, "lab_experiment_titles", lambda: {})
     html = _html(client.get(reverse("lessons:question", args=["fixture-countdown"])))
     assert "Countdown beyond timeout <span" in html
     assert "/lab/experiments/countdown-beyond-timeout/" not in html

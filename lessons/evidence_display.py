@@ -1,0 +1,174 @@
+"""How pages show where a claim comes from: the rows of a "How we know" disclosure, the
+versions a claim holds for and the versions a lesson was checked against, prepared here so
+the one template partial (lessons/_how_we_know.html) only lays them out.
+
+Everything shown is plain text (the template escapes it); the only links are the lab's own
+experiment pages and documentation URLs that are http or https.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from lessons.evidence import PRODUCTS, Evidence, facts_file
+
+_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|~=|>|<)?\s*(\S+?)\s*$")
+_WORDS = {
+    ">=": "{} or later",
+    ">": "later than {}",
+    "<=": "up to {}",
+    "<": "before {}",
+    "==": "{}",
+    "!=": "not {}",
+    "~=": "compatible with {}",
+    None: "{}",
+}
+_HEADLINE_MAX = 140
+
+
+@dataclass(frozen=True)
+class EvidenceRow:
+    """One line of a "How we know" list. `title` is the main text (the experiment's title, what
+    was measured, the documentation page; for source, the package and its versions), `code`
+    the names set as code (the seed file; the module and the function), `note` a trailing
+    remark, `href` a safe link or None."""
+
+    kind: str
+    kind_label: str
+    title: str = ""
+    code: tuple[str, ...] = ()
+    note: str = ""
+    href: str | None = None
+    external: bool = False
+
+
+def href_safe(url: str | None) -> str | None:
+    """`url` if it is an absolute http or https address, else None (shown as text, not a link)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(str(url).strip())
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return parts.geturl()
+
+
+def version_range_spoken(spec: str) -> str:
+    """ ">=3.11.15,<4.3" as "3.11.15 or later and before 4.3"; ">=4.0,<=4.3" as "4.0 to 4.3"."""
+    clauses = [_CLAUSE.match(part) for part in str(spec).split(",")]
+    if not all(clauses):
+        return str(spec)
+    pairs = [(m.group(1), m.group(2)) for m in clauses]
+    if len(pairs) == 2 and pairs[0][0] == ">=" and pairs[1][0] == "<=":
+        return f"{pairs[0][1]} to {pairs[1][1]}"
+    return " and ".join(_WORDS[op].format(version) for op, version in pairs)
+
+
+def product_name(key: str) -> str:
+    return PRODUCTS.get(key, key)
+
+
+def versions_shown(versions) -> list[str]:
+    """(product, range) pairs as "RabbitMQ 4.0 or later", in the order given."""
+    items = versions.items() if isinstance(versions, dict) else versions
+    return [f"{product_name(k)} {version_range_spoken(v)}" for k, v in items]
+
+
+def checked_against_shown(checked_against: dict[str, str]) -> str:
+    """{"celery": "5.7.0", "kombu": "5.7.0"} as "Celery 5.7.0, kombu 5.7.0"."""
+    return ", ".join(f"{product_name(k)} {v}" for k, v in (checked_against or {}).items())
+
+
+def fact_headline(item: int, path: Path | None = None) -> str | None:
+    """What item `item` of the measurement notes (BROKER-FACTS.md) measured: its bold headline,
+    or its first sentence cut short. None when the notes are not there (a deployed image)."""
+    path = Path(path or facts_file())
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _fact_headlines(str(path), stamp).get(int(item))
+
+
+@lru_cache(maxsize=4)
+def _fact_headlines(path: str, stamp: int) -> dict[int, str]:
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    found: dict[int, str] = {}
+    for match in re.finditer(r"^(\d+)\.\s+(.+?)(?=^\d+\.\s|^#|^\s*$|\Z)", text, re.M | re.S):
+        body = " ".join(match.group(2).split())
+        bold = re.match(r"\*\*(.+?)\*\*", body)
+        line = bold.group(1) if bold else re.split(r"(?<=\.)\s", body, maxsplit=1)[0]
+        line = line.replace("`", "").replace("**", "").strip()
+        if len(line) > _HEADLINE_MAX:
+            line = line[:_HEADLINE_MAX].rsplit(" ", 1)[0] + "…"
+        found.setdefault(int(match.group(1)), line)
+    return found
+
+
+def evidence_row(evidence: Evidence, *, experiment_titles: dict[str, str] | None) -> EvidenceRow:
+    """One piece of evidence as a row. `experiment_titles` is the lab's catalog (slug -> title);
+    None when it cannot be read, then every experiment still links and the lab explains itself."""
+    detail = dict(evidence.detail)
+    if evidence.kind == "experiment":
+        slug = evidence.experiment or detail.get("experiment", "")
+        title = (experiment_titles or {}).get(slug)
+        linked = experiment_titles is None or title is not None
+        return EvidenceRow(
+            "experiment",
+            "Lab experiment",
+            title=title or slug.replace("-", " ").capitalize(),
+            href=evidence.href if linked else None,
+            note="" if linked else "not in the lab yet",
+        )
+    if evidence.kind == "measured":
+        item = detail.get("item", "")
+        headline = fact_headline(int(item)) if item.isdigit() else None
+        return EvidenceRow(
+            "measured",
+            "Measured on this stack",
+            title=headline or f"measurement note {item}",
+            note=f"measurement note {item}" if headline else "",
+        )
+    if evidence.kind == "seed":
+        return EvidenceRow("seed", "Seed document", code=(detail.get("seed", evidence.label),))
+    if evidence.kind == "source":
+        return EvidenceRow(
+            "source",
+            "Library source",
+            title=f"{detail.get('package', '')} {version_range_spoken(detail.get('versions', ''))}",
+            code=(detail.get("module", ""), detail.get("function", "")),
+        )
+    if evidence.kind == "docs":
+        href = href_safe(evidence.url)
+        return EvidenceRow(
+            "docs",
+            "Documentation",
+            title=detail.get("title", evidence.label),
+            note=", ".join(
+                x for x in (detail.get("version", ""), urlsplit(href).hostname if href else "") if x
+            ),
+            href=href,
+            external=href is not None,
+        )
+    return EvidenceRow(evidence.kind, evidence.kind.capitalize(), title=evidence.label)
+
+
+def how_we_know(
+    *,
+    evidence,
+    versions=(),
+    checked_against: dict[str, str] | None = None,
+    experiment_titles: dict[str, str] | None = None,
+) -> dict:
+    """What the "How we know" partial needs for one claim or key point."""
+    return {
+        "rows": [evidence_row(e, experiment_titles=experiment_titles) for e in evidence],
+        "holds_for": versions_shown(versions),
+        "checked_against": checked_against_shown(checked_against or {}),
+    }
