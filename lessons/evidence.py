@@ -6,7 +6,7 @@ In a lesson file (`evidence` is a list; each item has exactly one of these keys)
 
     evidence:
       - experiment: acks-late-long-body        # a lab experiment (lessons/experiments/<slug>.yaml)
-      - measured: 3                            # item 3 of ../shared/BROKER-FACTS.md (measured here)
+      - measured: 3                            # item 3 of lessons/measurements.md (measured here)
       - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/
       - source: {package: kombu, versions: ">=5.7,<5.8",
                  module: kombu.transport.redis, function: QoS.restore_visible}
@@ -137,7 +137,7 @@ class EvidenceModel(YamlModel):
     def _fact_exists(cls, item: int | None, info: ValidationInfo) -> int | None:
         known = (info.context or {}).get("facts")
         if item is not None and known is not None and item not in known:
-            raise refusal("measured", f"BROKER-FACTS.md has no item {item}")
+            raise refusal("measured", f"lessons/measurements.md has no item {item}")
         return item
 
 
@@ -210,7 +210,8 @@ def seeds_dir() -> Path:
 
 
 def facts_file() -> Path:
-    default = Path(settings.BASE_DIR).parent / "shared" / "BROKER-FACTS.md"
+    """The measurement notes: in the repository, so a deployed image shows them too."""
+    default = Path(settings.BASE_DIR) / "lessons" / "measurements.md"
     return Path(getattr(settings, "BROKER_FACTS_FILE", default))
 
 
@@ -303,7 +304,7 @@ def evidence_from_model(item: EvidenceModel) -> Evidence:
     if item.measured is not None:
         return Evidence(
             "measured",
-            f"measured on this stack (BROKER-FACTS.md item {item.measured})",
+            f"measured on this stack (lessons/measurements.md item {item.measured})",
             detail=(("item", str(item.measured)),),
         )
     if item.seed is not None:

@@ -86,7 +86,7 @@ def checked_against_shown(checked_against: dict[str, str]) -> str:
 
 
 def fact_headline(item: int, path: Path | None = None) -> str | None:
-    """What item `item` of the measurement notes (BROKER-FACTS.md) measured: its bold headline,
+    """What item `item` of the measurement notes (lessons/measurements.md) measured: its bold headline,
     or its first sentence cut short. None when the notes are not there (a deployed image)."""
     path = Path(path or facts_file())
     try:
