@@ -93,13 +93,21 @@ def _stored(run_id: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def _stream_length(run_id: str) -> int:
-    """Event entries in the run's log (the done marker excluded)."""
-    from teachlab.lab.stream import DONE, stream_key
+def _stream_entries(run_id: str) -> dict[int, str]:
+    """seq -> kind of every event entry in the run's log (the done marker excluded)."""
     from teachlab.lab.store import app_redis
+    from teachlab.lab.stream import DONE, seq_of, stream_key
 
     entries = app_redis().xrange(stream_key(run_id))
-    return sum(1 for _, fields in entries if fields.get(b"k") != DONE.encode())
+    return {
+        seq_of(entry_id): fields.get("k", "")
+        for entry_id, fields in entries
+        if fields.get("k") != DONE
+    }
+
+
+def _stream_length(run_id: str) -> int:
+    return len(_stream_entries(run_id))
 
 
 def _fire(lab_stack, learner: str):
@@ -180,4 +188,6 @@ def test_the_recorder_killed_and_restarted_mid_burst_stores_everything_once(lab_
     delivered = counter.per_task(stored["task_ids"])
     _assert_every_delivery_stored_once(stored, delivered)
     # Every event in the log, not only receipts, reached the database.
-    assert stored["rows"] == _stream_length(run_id)
+    logged = _stream_entries(run_id)
+    missing = {seq: kind for seq, kind in logged.items() if seq > stored["max_seq"]}
+    assert stored["rows"] == len(logged), f"not stored: {missing}"
