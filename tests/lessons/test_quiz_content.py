@@ -4,12 +4,16 @@ and a mixed quiz draws cost and hold claims from across the questions."""
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import pytest
+import yaml
+from django.conf import settings
+from django.urls import reverse
 
 from lessons.catalog import all_questions, catalog_problems, get_claim
 from lessons.models import QuizAnswer
-from lessons.quiz import MIXED_COST
+from lessons.quiz import MIXED_COST, MIXED_HOLD
 from lessons.rendering import render_markdown
 from tests.lessons.quiz_support import answer, right_answer, shown_claims, start_quiz, wrong_answer
 
@@ -22,6 +26,15 @@ def test_the_real_lessons_load_with_claims_to_quiz_on():
     assert questions, "lessons/content/ has no lesson files"
     for question in questions:
         assert len(question.claims_cost) >= 5 and len(question.claims_hold) >= 3
+
+
+def test_the_index_links_every_shipped_lesson_file(client):
+    files = sorted(Path(settings.LESSONS_DIR).glob("[0-9][0-9]-*.yaml"))
+    slugs = [yaml.safe_load(f.read_text(encoding="utf-8"))["slug"] for f in files]
+    page = client.get(reverse("lessons:index")).content.decode()
+    assert len(slugs) >= 9
+    for slug in slugs:
+        assert f'href="/q/{slug}/"' in page, slug
 
 
 @pytest.mark.parametrize("question", all_questions(), ids=lambda q: q.slug)
@@ -47,4 +60,7 @@ def test_a_mixed_quiz_over_the_real_lessons_mixes_questions_and_kinds(client):
     claims = [get_claim(k) for k in shown_claims(client, start_quiz(client))]
     assert len(claims) == 12
     assert sum(c.holds for c in claims) == 4
-    assert len({c.question_slug for c in claims}) == min(len(all_questions()), MIXED_COST)
+    # cost claims cover up to MIXED_COST questions; holds start with the questions left over
+    questions = len(all_questions())
+    assert len({c.question_slug for c in claims}) == min(questions, MIXED_COST + MIXED_HOLD)
+    assert len({c.question_slug for c in claims if not c.holds}) == min(questions, MIXED_COST)
