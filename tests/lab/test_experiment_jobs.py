@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
 import time
 import urllib.error
 import urllib.parse
@@ -18,7 +20,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from tests.stack import LiveServer, free_port, manage
+from tests.stack import BASE_DIR, STATE, LiveServer, free_port, manage
+from tests.stack import test_env as stack_env
 
 SLUG = "countdown-within-timeout"  # about 14 s on redis-short
 SERVER_ENV = {"TEACHLAB_LOCAL_CONTROLS": "1", "TEACHLAB_ALLOWED_HOSTS": "127.0.0.1,localhost"}
@@ -81,13 +84,8 @@ def test_an_attempt_finishes_in_the_jobs_worker_after_its_web_process_is_gone(la
 
     second = LiveServer(**env).start()  # a restarted web process, same learner's cookies
     try:
-        deadline = time.monotonic() + 120
-        page = ""
-        while time.monotonic() < deadline:
-            _, _, page = learner.get(f"{second.url}/lab/experiments/{SLUG}/attempts/{attempt_id}/")
-            if "Prediction against observation" in page or 'role="alert"' in page:
-                break
-            time.sleep(1)
+        attempt_url = f"{second.url}/lab/experiments/{SLUG}/attempts/{attempt_id}/"
+        page = _poll_attempt(learner, attempt_url, "Prediction against observation", within=120)
     finally:
         second.stop()
     assert "Prediction against observation" in page, page[-3000:]
@@ -102,6 +100,61 @@ def test_an_attempt_finishes_in_the_jobs_worker_after_its_web_process_is_gone(la
     from teachlab.lab.workers import workers_list
 
     assert not [w["name"] for w in workers_list() if w["name"].startswith("jobs")]
+
+
+def _poll_attempt(learner: Browserless, url: str, text: str, within: float) -> str:
+    deadline = time.monotonic() + within
+    page = ""
+    while time.monotonic() < deadline:
+        _, _, page = learner.get(url)
+        if text in page:
+            break
+        time.sleep(1)
+    return page
+
+
+@pytest.mark.broker
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_an_attempt_whose_jobs_worker_is_killed_is_failed_with_the_reason(lab_stack):
+    """SIGKILL the jobs worker mid-attempt: the page says so about BEAT_LOST seconds later.
+    A jobs queue of its own (database 9), so the session's jobs worker cannot take it."""
+    from teachlab.celery import jobs_worker_argv
+
+    env = {**SERVER_ENV, **lab_stack.env, "TEACHLAB_REDIS_DB_JOBS": "9"}
+    log_path = STATE / "jobs-doomed.log"
+    with open(log_path, "wb") as log:
+        worker = subprocess.Popen(
+            jobs_worker_argv("jobs-doomed"),
+            cwd=BASE_DIR,
+            env=stack_env(**env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = LiveServer(**env).start()
+    learner = Browserless()
+    try:
+        deadline = time.monotonic() + 60
+        while " ready." not in log_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline, log_path.read_text(errors="replace")
+            time.sleep(0.2)
+        status, url, page = learner.post_form(
+            f"{server.url}/lab/experiments/{SLUG}/", {"prediction": "1"}
+        )
+        assert status == 200 and "Running the steps" in page, url
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+        killed = time.monotonic()
+        page = _poll_attempt(learner, url, "stopped (no sign of it", within=70)
+        waited = time.monotonic() - killed
+    finally:
+        server.stop()
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+    assert "The jobs worker running this experiment stopped" in page, page[-3000:]
+    assert "Try again" in page
+    assert waited > 20  # the beats carried it until the worker died: no early give-up
 
 
 @pytest.mark.timeout(120)
