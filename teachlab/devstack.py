@@ -1,4 +1,5 @@
-"""Run the whole app on one machine: Redis (if none answers), the ASGI server and lab workers.
+"""Run the whole app on one machine: Redis (if none answers), the ASGI server, the jobs worker
+(experiment attempts, teachlab/celery.py) and the lab workers.
 
 `scripts/run` calls this after setup. Each child is restarted when it exits (a lab "crash"
 kills workers on purpose), and Ctrl-C stops every process this started.
@@ -104,6 +105,13 @@ def lab_children() -> list[Child]:
     return [Child(name, argv, env) for name, argv, env in worker_commands(BASE_DIR)]
 
 
+def jobs_child() -> Child:
+    """The project's own jobs worker: experiment attempts run there, not in the web process."""
+    from teachlab.celery import jobs_worker_argv
+
+    return Child("jobs", jobs_worker_argv())
+
+
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
     os.environ.setdefault("TEACHLAB_LOCAL_CONTROLS", "1")
@@ -133,6 +141,10 @@ def main() -> None:
     )
     web.start()
     children.append(web)
+    jobs = jobs_child()
+    jobs.start()
+    children.append(jobs)
+    print("  jobs       celery -A teachlab worker -Q teachlab-jobs (experiment attempts)")
     for child in lab_children():
         child.start()
         children.append(child)

@@ -149,10 +149,20 @@ if env("CHANNEL_LAYER", "pubsub") == "pubsub":
         },
     }
 
-# The project-wide Celery app (teachlab/celery.py) reads CELERY_* settings; the lab's lanes
-# build their own apps from teachlab/lab/lanes.py.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", f"{REDIS_URL}/4")
+# The project's own jobs (teachlab/celery.py): experiment attempts run in the jobs worker
+# (`celery -A teachlab worker -Q teachlab-jobs`), never in the web process. Not a lab lane:
+# those build their own Celery apps from teachlab/lab/lanes.py and are what the lab studies.
+REDIS_DB_JOBS = env_int("REDIS_DB_JOBS", 4)
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", f"{REDIS_URL}/{REDIS_DB_JOBS}")
+CELERY_TASK_DEFAULT_QUEUE = "teachlab-jobs"
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_TIMEOUT = 3  # a web request that cannot queue says so within seconds
+# Attempts mostly wait on the lanes, as they did in the web process's threads: one process of
+# threads, as many as attempts may run at once, so a queued attempt starts straight away.
+LAB_EXPERIMENTS_AT_ONCE = env_int("LAB_EXPERIMENTS_AT_ONCE", 4)
+CELERY_WORKER_POOL = "threads"
+CELERY_WORKER_CONCURRENCY = LAB_EXPERIMENTS_AT_ONCE
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- The lab -----------------------------------------------------------------------------
 # Worker controls (warm shutdown, crash, restart) are open to everyone only on a local run:

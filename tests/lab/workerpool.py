@@ -1,5 +1,6 @@
 """Real lab worker processes for tests, supervised like scripts/run does (an exited worker is
-started again), plus a RabbitMQ vhost of the session's own.
+started again), plus the project's jobs worker (experiment attempts run there) and a RabbitMQ
+vhost of the session's own.
 
 Importable by any test package: `from tests.lab.workerpool import LabWorkers, rabbit_vhost`.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from tests.stack import BASE_DIR, STATE, test_env
 
 RECORDER = "lab-recorder"
+JOBS = "jobs"  # the project's own worker (teachlab/celery.py), not a lane: not in the registry
 
 
 def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
@@ -76,6 +78,10 @@ class LabWorkers:
                     self.unlisted.add(worker_name(lane, number))
         # The recorder stores what the workers append to the runs' logs (one per stack).
         self.specs[RECORDER] = [sys.executable, str(BASE_DIR / "manage.py"), "lab", "record"]
+        from teachlab.celery import jobs_worker_argv
+
+        self.specs[JOBS] = jobs_worker_argv(f"jobs-{os.getpid()}")
+        self.unlisted.add(JOBS)
         self.procs: dict[str, subprocess.Popen] = {}
         self.restarts: dict[str, int] = dict.fromkeys(self.specs, 0)
         self.stopping = threading.Event()
@@ -99,7 +105,17 @@ class LabWorkers:
             self._start(name)
         self._thread.start()
         self.wait_alive([n for n in self.specs if n not in self.unlisted], timeout=timeout)
+        self.wait_logged(JOBS, " ready.", timeout=timeout)
         return self
+
+    def wait_logged(self, name: str, text: str, *, timeout: float = 60) -> None:
+        """Until the process's log shows `text` (Celery logs "<name>@<host> ready.")."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log_tail(name, lines=200):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{name} did not log {text!r} within {timeout}s: {self.log_tail(name)}")
 
     def _supervise(self) -> None:
         while not self.stopping.is_set():

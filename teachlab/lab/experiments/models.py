@@ -19,6 +19,7 @@ class AttemptQuerySet(models.QuerySet):
 
 class Attempt(models.Model):
     class Status(models.TextChoices):
+        QUEUED = "queued", "queued"  # waiting for the jobs worker (teachlab/celery.py)
         RUNNING = "running", "running"
         DONE = "done", "done"  # steps finished and checks evaluated
         FAILED = "failed", "failed"  # could not run (broker away, limits); see `error`
@@ -36,6 +37,9 @@ class Attempt(models.Model):
     result = models.JSONField(default=dict)  # verdict (see runner.attempt_result)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)  # a jobs worker took it
+    beat_at = models.DateTimeField(null=True, blank=True)  # its worker's last sign of life
+    worker = models.CharField(max_length=200, blank=True)  # "host pid N" that carried it out
     finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = AttemptQuerySet.as_manager()
@@ -44,5 +48,12 @@ class Attempt(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["learner", "slug"])]
 
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
     def __str__(self) -> str:
         return f"attempt {self.id} at {self.slug} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        """Queued or running: the page keeps polling and shows the current step."""
+        return self.status in self.ACTIVE

@@ -1,6 +1,6 @@
 """Run an experiment's steps against the real lanes, then judge the runs by its checks.
 
-The browser (one attempt, in a background thread of the web process) and `lab experiment`
+The jobs worker (one attempt, queued by the experiment page) and `lab experiment`
 (headless, possibly several at once) both call `experiment_execute`. Runs of one experiment
 go side by side in threads unless a run waits `after` another; a crash or warm shutdown goes
 to the worker that holds the run's task at that moment, as the lab's registry reports it.

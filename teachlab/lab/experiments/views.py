@@ -13,6 +13,7 @@ from lessons.learners import learner_for_request
 from teachlab.lab.experiments.attempts import (
     AttemptRefused,
     attempt_for_learner,
+    attempt_queue_failed,
     attempt_start,
     attempts_latest,
     wait_for_first_run,
@@ -117,8 +118,11 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
         except AttemptRefused as exc:
             error, status = str(exc), 400
         else:
-            wait_for_first_run(attempt=attempt)
-            return redirect("lab:experiments:attempt", slug=slug, attempt_id=attempt.id)
+            if attempt_queue_failed(attempt):  # the jobs broker did not answer
+                error, status = attempt.error, 503
+            else:
+                wait_for_first_run(attempt=attempt)
+                return redirect("lab:experiments:attempt", slug=slug, attempt_id=attempt.id)
     past = list(Attempt.objects.owned_by(learner).filter(slug=slug)[:5])
     context = {
         **context,
@@ -211,7 +215,7 @@ def attempt_status(request: HttpRequest, slug: str, attempt_id: str) -> HttpResp
         known = int(request.GET.get("known", "0"))
     except ValueError:
         known = 0
-    if attempt.status != Attempt.Status.RUNNING or len(attempt.runs) != known:
+    if not attempt.is_active or len(attempt.runs) != known:
         return HttpResponseClientRefresh()
     context = {
         "experiment": experiment,
