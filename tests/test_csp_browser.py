@@ -1,0 +1,106 @@
+"""The main pages work in Chromium under the Content-Security-Policy, served in production mode
+(TEACHLAB_DEBUG=0, plain HTTP as on a room network): htmx swaps, the lab's live page and the
+workshop presenter run without a single CSP violation."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.stack import LiveServer, manage
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+STAFF = ("csp-staff", "csp-staff-pass-123")
+# Every violation, as the browser reports it to the page, from before any script of ours runs.
+CATCH_VIOLATIONS = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__csp.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + e.sourceFile + ":" + e.lineNumber);
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def production_url():
+    server = LiveServer(
+        TEACHLAB_DEBUG="0", TEACHLAB_ALLOWED_HOSTS="127.0.0.1", TEACHLAB_LOCAL_CONTROLS="0"
+    ).start()
+    manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model as g; U = g(); "
+        f"U.objects.filter(username='{STAFF[0]}').exists() or "
+        f"U.objects.create_user('{STAFF[0]}', password='{STAFF[1]}', is_staff=True)",
+    )
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def watched(page):
+    """The page, with CSP violations and console errors gathered."""
+    errors: list[str] = []
+    page.add_init_script(CATCH_VIOLATIONS)
+    page.on(
+        "console",
+        lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
+    )
+    page.csp_console = errors
+    return page
+
+
+def assert_no_violations(page, where: str) -> None:
+    found = page.evaluate("window.__csp") + page.csp_console
+    assert not found, f"CSP violations on {where}: {found}"
+
+
+def test_the_main_pages_work_under_the_policy_with_no_violation(watched, production_url):
+    page, base = watched, production_url
+    response = page.goto(f"{base}/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    assert_no_violations(page, "the index")
+
+    # A question: the answer timer (lesson.js) and a tier revealed through htmx.
+    page.locator("a[href^='/q/']").first.click()
+    page.get_by_role("button", name="Answer out loud (20 s)").click()
+    expect(page.locator("#answer-timer")).to_contain_text("left of 20 s")
+    page.get_by_role("link", name="Reveal basics").click()
+    expect(page.locator("#tier-basics .prose").first).to_be_visible()
+    assert_no_violations(page, "a question page")
+
+    # The quiz: one answer through htmx, its feedback swapped in.
+    page.goto(f"{base}/quiz/")
+    page.get_by_role("button", name="Start a mixed quiz").click()
+    page.locator(".quiz-item button[value='holds']").first.click()
+    expect(page.locator(".quiz-feedback").first).to_be_visible()
+    assert_no_violations(page, "the quiz")
+
+    # The lab: fire a run and open its live page (timeline axis, socket, countdowns).
+    page.goto(f"{base}/lab/")
+    page.get_by_label("Countdown").fill("5")
+    page.get_by_role("button", name="Fire").click()
+    page.wait_for_url("**/lab/runs/**")
+    expect(page.locator(".tl-axis span").first).to_be_visible()
+    page.wait_for_timeout(1500)  # the socket opens and the clock ticks
+    widths = page.locator(".tl-axis span").evaluate_all(
+        "spans => spans.map(s => getComputedStyle(s).getPropertyValue('--at').trim())"
+    )
+    assert widths[:2] == ["0", widths[1]] and widths[1] != "", widths  # data-css applied
+    assert_no_violations(page, "the lab's run page")
+
+    # The workshop: index, then a staff member's presenter screen (QR code, live socket).
+    page.goto(f"{base}/workshop/")
+    assert_no_violations(page, "the workshop index")
+    page.goto(f"{base}/accounts/login/?next=/workshop/")
+    page.get_by_label("Username").fill(STAFF[0])
+    page.get_by_label("Password").fill(STAFF[1])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base}/workshop/")
+    page.get_by_label("Room title").fill("CSP room")
+    page.get_by_role("button", name="Create a room").click()
+    page.wait_for_url("**/present/**")
+    expect(page.locator(".qr-figure svg")).to_be_visible()
+    page.wait_for_timeout(1000)
+    assert_no_violations(page, "the presenter screen")
