@@ -37,9 +37,8 @@ def production_url():
     server.stop()
 
 
-@pytest.fixture
-def watched(page):
-    """The page, with CSP violations and console errors gathered."""
+def watch(page):
+    """Gather the page's CSP violations (events and console messages) from its first load."""
     errors: list[str] = []
     page.add_init_script(CATCH_VIOLATIONS)
     page.on(
@@ -50,12 +49,17 @@ def watched(page):
     return page
 
 
+@pytest.fixture
+def watched(page):
+    return watch(page)
+
+
 def assert_no_violations(page, where: str) -> None:
     found = page.evaluate("window.__csp") + page.csp_console
     assert not found, f"CSP violations on {where}: {found}"
 
 
-def test_the_main_pages_work_under_the_policy_with_no_violation(watched, production_url):
+def test_the_main_pages_work_under_the_policy_with_no_violation(watched, production_url, browser):
     page, base = watched, production_url
     response = page.goto(f"{base}/")
     assert "script-src 'self'" in response.headers["content-security-policy"]
@@ -102,5 +106,27 @@ def test_the_main_pages_work_under_the_policy_with_no_violation(watched, product
     page.get_by_role("button", name="Create a room").click()
     page.wait_for_url("**/present/**")
     expect(page.locator(".qr-figure svg")).to_be_visible()
-    page.wait_for_timeout(1000)
+    code = page.locator(".present-head .code").inner_text().strip()
+
+    # A participant votes on a claim; the reveal draws the tally bars (data-css) on both.
+    phone = watch(browser.new_context().new_page())
+    phone.goto(f"{base}/workshop/")
+    phone.fill("#join-code", code)
+    phone.fill("#join-nick", "Ana")
+    phone.click("form.join-form button[type=submit]")
+    expect(phone.locator(".who .nick")).to_have_text("Ana")
+    expect(page.locator("#ws-seats summary")).to_contain_text("1 joined")
+    page.click("form.drive button[data-tier=solid]")
+    expect(phone.locator("#ws-stage")).to_have_attribute("data-tier", "solid")
+    page.locator("#ws-claims button[data-claim]").first.click()
+    expect(phone.locator("#ws-claim")).to_have_attribute("data-state", "open")
+    phone.click("button.vote.holds")
+    expect(page.locator("#ws-answered")).to_contain_text("1 of 1 answered")
+    page.click("button.reveal-btn")
+    for screen in (page, phone):
+        bar = screen.locator("#ws-claim .bar.holds")
+        expect(bar).to_be_visible()
+        assert bar.evaluate("b => getComputedStyle(b).getPropertyValue('--pct').trim()") == "100"
+    assert_no_violations(phone, "a participant's screen")
     assert_no_violations(page, "the presenter screen")
+    phone.context.close()
