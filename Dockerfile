@@ -18,4 +18,6 @@ EXPOSE 8000
 # /healthz answers before the host check and the HTTPS redirect, so a probe by IP works.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "teachlab.asgi:application"]
+# Behind the proxy compose expects (the port is published on 127.0.0.1), the client address is
+# the proxy's X-Forwarded-For: the sign-in throttle counts per client, not per proxy.
+CMD ["daphne", "--proxy-headers", "-b", "0.0.0.0", "-p", "8000", "teachlab.asgi:application"]
