@@ -130,3 +130,26 @@ def test_the_main_pages_work_under_the_policy_with_no_violation(watched, product
     assert_no_violations(phone, "a participant's screen")
     assert_no_violations(page, "the presenter screen")
     phone.context.close()
+
+
+def test_the_workers_panel_holds_its_refresh_while_focus_is_inside_it(watched, production_url):
+    """hold-while-focused.js stands in for the htmx trigger filter the CSP refuses: the panel
+    polls every 3 s, but not while a control inside it has keyboard focus."""
+    page, base = watched, production_url
+    page.goto(f"{base}/accounts/login/?next=/lab/")
+    page.get_by_label("Username").fill(STAFF[0])
+    page.get_by_label("Password").fill(STAFF[1])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base}/lab/")
+    panel = page.locator("#workers[data-hold-while-focused]")
+    expect(panel).to_have_count(1)
+    mark = "() => { const w = document.getElementById('workers'); w.dataset.mark = 'same';"
+    mark += " const b = document.createElement('button'); b.id = 'probe'; b.textContent = 'x';"
+    mark += " w.append(b); b.focus(); }"
+    page.evaluate(mark)
+    page.wait_for_timeout(4500)  # one refresh and a half
+    assert page.locator("#workers[data-mark=same] #probe").count() == 1, "refreshed under focus"
+    page.evaluate("document.getElementById('probe').blur()")
+    expect(page.locator("#workers[data-mark=same]")).to_have_count(0, timeout=8_000)
+    expect(page.locator("#workers")).to_have_count(1)
+    assert_no_violations(page, "the lab with its workers panel")
