@@ -2,7 +2,8 @@
 (experiment attempts, teachlab/celery.py) and the lab workers.
 
 `scripts/run` calls this after setup. Each child is restarted when it exits (a lab "crash"
-kills workers on purpose), and Ctrl-C stops every process this started.
+kills workers on purpose), and Ctrl-C stops every process this started. With `--classroom`
+it serves a room network instead (teachlab/classroom.py).
 """
 
 from __future__ import annotations
@@ -112,8 +113,31 @@ def jobs_child() -> Child:
     return Child("jobs", jobs_worker_argv())
 
 
-def main() -> None:
+def classroom_announce() -> None:
+    """Apply classroom mode to this process's environment (children inherit it) and say how
+    the room reaches the server."""
+    from teachlab.classroom import classroom_apply
+
+    classroom_apply(environ=os.environ, var_dir=VAR)
+    hosts = os.environ["TEACHLAB_ALLOWED_HOSTS"].split(",")
+    print("  classroom  DEBUG off, worker controls for staff only, plain HTTP on the room network")
+    print(f"  classroom  secret key kept in {VAR / 'classroom-secret-key'}")
+    print(f"  classroom  allowed hosts: {', '.join(hosts)}")
+    if os.environ.get("TEACHLAB_PUBLIC_URL"):
+        print(f"  classroom  participants join at {os.environ['TEACHLAB_PUBLIC_URL']}/workshop/")
+    else:
+        print("  classroom  no LAN address found: set TEACHLAB_PUBLIC_URL to the room's address")
+    print("  classroom  a staff account runs rooms: .venv/bin/python manage.py createsuperuser")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    unknown = [a for a in args if a != "--classroom"]
+    if unknown:
+        sys.exit(f"scripts/run: unknown option {unknown[0]} (the only one is --classroom)")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
+    if "--classroom" in args:
+        classroom_announce()
     os.environ.setdefault("TEACHLAB_LOCAL_CONTROLS", "1")
     (VAR / "logs").mkdir(parents=True, exist_ok=True)
     host = os.environ.get("TEACHLAB_HOST", "127.0.0.1")
@@ -150,8 +174,9 @@ def main() -> None:
         children.append(child)
         print(f"  worker     {child.name}")
 
+    shown = "127.0.0.1" if host == "0.0.0.0" else host  # noqa: S104
     print(
-        f"\n  teachlab is running: open http://{host}:{port}/\n  logs in {VAR / 'logs'}; "
+        f"\n  teachlab is running: open http://{shown}:{port}/\n  logs in {VAR / 'logs'}; "
         "Ctrl-C stops everything.\n",
         flush=True,
     )

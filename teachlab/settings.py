@@ -7,6 +7,13 @@ named TEACHLAB_<SETTING>; the defaults suit `scripts/run` on one machine.
 import os
 from pathlib import Path
 
+from teachlab.hardening import (
+    LOCAL_SECRET_KEY,
+    plain_http_off,
+    plain_http_warn,
+    secret_key_check,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -22,9 +29,13 @@ def env_int(name: str, default: int) -> int:
     return int(env(name, str(default)))
 
 
+# Two modes, one switch: TEACHLAB_DEBUG=1 (the default) is a laptop; TEACHLAB_DEBUG=0 is
+# production, which refuses the repository's key and turns every protection below on.
 # https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key
-SECRET_KEY = env("SECRET_KEY", "local-only-not-secret-change-me-in-production-0123456789")
 DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = env("SECRET_KEY", LOCAL_SECRET_KEY)
+if not DEBUG:
+    secret_key_check(SECRET_KEY)
 ALLOWED_HOSTS = [h for h in env("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -36,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "channels",
     "django_htmx",
     "template_partials",
@@ -46,7 +58,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Before the host check and the HTTPS redirect: a container probe asks by IP over HTTP.
+    "teachlab.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -111,11 +126,53 @@ STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))
 
+# --- Security: production mode is secure by default ------------------------------------------
+# Each HTTPS protection can be turned off for a plain-HTTP room network (scripts/run
+# --classroom does); settings then print a warning naming what is off.
+# https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
+PRODUCTION = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
-SESSION_COOKIE_AGE = 60 * 60 * 24 * 365
+# Anonymous learners' progress hangs on the session, so a laptop keeps it a year; a public
+# server keeps a stolen cookie useful for two weeks at most.
+SESSION_COOKIE_AGE = 60 * 60 * 24 * env_int("SESSION_DAYS", 14 if PRODUCTION else 365)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRODUCTION and env_bool("SECURE_COOKIES", True)
+SECURE_HSTS_SECONDS = env_int("HSTS_SECONDS", 60 * 60 * 24 * 365) if PRODUCTION else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_SSL_REDIRECT = PRODUCTION and env_bool("SSL_REDIRECT", True)
+# Trust X-Forwarded-Proto only from a proxy that sets it (and strips a client's own).
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https")
+    if PRODUCTION and env_bool("PROXY_SSL_HEADER", True)
+    else None
+)
+if PRODUCTION:
+    plain_http_warn(plain_http_off(os.environ))
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Content-Security-Policy (django-csp), in both modes so a local run shows a violation in the
+# console before production does. No inline script or style: data for CSS comes in data-css
+# attributes that static/js/css-vars.js applies. 'self' covers same-origin ws:/wss: (CSP 3).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Sign-in throttle (teachlab/signin.py): failed attempts per client address and username,
+# counted in the app's Redis, on /accounts/login/ and /admin/login/.
+SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
+SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 
 # --- Redis -------------------------------------------------------------------------------
 # One Redis server; each use gets its own database number so they never see each other's
@@ -166,12 +223,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 
 # --- The lab -----------------------------------------------------------------------------
 # Worker controls (warm shutdown, crash, restart) are open to everyone only on a local run:
-# scripts/run sets TEACHLAB_LOCAL_CONTROLS=1. Otherwise they are for staff.
+# scripts/run sets TEACHLAB_LOCAL_CONTROLS=1. Otherwise they are for staff, whatever DEBUG is.
 LAB_LOCAL_CONTROLS = env_bool("LOCAL_CONTROLS", False)
 LAB_MAX_TASKS_PER_RUN = env_int("LAB_MAX_TASKS_PER_RUN", 2000)
 LAB_MAX_COUNTDOWN = env_int("LAB_MAX_COUNTDOWN", 3 * 60 * 60)
 LAB_MAX_RUNS_AT_ONCE = env_int("LAB_MAX_RUNS_AT_ONCE", 3)
 LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
+# Runs the whole server accepts per minute from everyone together (0: no class-wide limit);
+# classroom mode sets it so thirty laptops cannot swamp one instructor's workers.
+LAB_CLASS_RUNS_PER_MINUTE = env_int("LAB_CLASS_RUNS_PER_MINUTE", 0)
 # Workers send a burst of one run's events as one `lab.events` channel message (see
 # teachlab/lab/README.md); the lab consumer and the workshop hub both take that type.
 LAB_EVENT_BATCHES = env_bool("LAB_EVENT_BATCHES", True)
@@ -203,3 +263,6 @@ LOGGING = {
 # --- Workshop rooms --------------------------------------------------------------------------
 # Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.
 WORKSHOP_MAX_SEATS = env_int("WORKSHOP_MAX_SEATS", 500)
+# The address participants type or scan; "" builds it from the request, which is a loopback
+# address when the presenter opened the page as localhost.
+WORKSHOP_PUBLIC_URL = env("PUBLIC_URL", "").rstrip("/")

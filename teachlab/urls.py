@@ -1,14 +1,29 @@
-"""URL routes: each app owns its own urls module."""
+"""URL routes: each app owns its own urls module. /healthz and /readyz are answered by
+teachlab.health's middleware, before the host check."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from teachlab.signin import (
+    ThrottledAdminAuthenticationForm,
+    ThrottledAuthenticationForm,
+    throttled_status,
+)
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
+
 urlpatterns = [
     path("", include("lessons.urls")),
     path("lab/", include("teachlab.lab.urls")),
     path("workshop/", include("teachlab.workshop.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        throttled_status(auth_views.LoginView.as_view(form_class=ThrottledAuthenticationForm)),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Before admin.site.urls, so the admin's sign-in answers 429 when throttled too.
+    path("admin/login/", throttled_status(admin.site.login)),
     path("admin/", admin.site.urls),
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -86,6 +87,10 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
     os.environ["TEACHLAB_DB_PATH"] = str(STATE / "live.sqlite3")
     os.environ["TEACHLAB_CHANNEL_PREFIX"] = "teachlab-test"
     os.environ.setdefault("TEACHLAB_DEBUG", "0")
+    # Production mode refuses a weak key; the test servers speak plain HTTP on 127.0.0.1.
+    os.environ.setdefault("TEACHLAB_SECRET_KEY", secrets.token_urlsafe(50))
+    for toggle in ("SECURE_COOKIES", "HSTS_SECONDS", "SSL_REDIRECT", "PROXY_SSL_HEADER"):
+        os.environ.setdefault(f"TEACHLAB_{toggle}", "0")
     atexit.register(shutil.rmtree, STATE, True)
 
 

@@ -25,7 +25,7 @@
     axisSpan = span;
     var step = [1, 2, 5, 10, 30, 60, 120, 300, 600].find(function (s) { return span / s <= 8; }) || 1800;
     var html = "";
-    for (var t = 0; t < span; t += step) html += '<span style="--at:' + t + '">' + t + " s</span>";
+    for (var t = 0; t < span; t += step) html += '<span data-css="--at:' + t + '">' + t + " s</span>";
     axis.innerHTML = html;
   }
 

@@ -43,20 +43,31 @@ def limits_check(*, count: int, longest_countdown: float, active_runs: int) -> N
 
 
 def rate_limit_take(*, learner) -> None:
-    """A fixed one-minute window per learner in Redis; raises when the window is full."""
+    """Fixed one-minute windows in Redis, one per learner and, when LAB_CLASS_RUNS_PER_MINUTE
+    is set (classroom mode), one for everyone together; raises when either is full."""
     per_minute = settings.LAB_RUNS_PER_MINUTE
+    class_per_minute = settings.LAB_CLASS_RUNS_PER_MINUTE
     window = int(time.time() // 60)
     key = f"lab:rate:{learner.key}:{window}"  # keys are unique for ever; ids can be reused
+    class_key = f"lab:rate:class:{window}"
     pipe = app_redis().pipeline()
     pipe.incr(key)
     pipe.expire(key, 120)
+    if class_per_minute:
+        pipe.incr(class_key)
+        pipe.expire(class_key, 120)
     try:
-        used = int(pipe.execute()[0])
+        answers = pipe.execute()
     except redis.RedisError as exc:
         raise LaneUnavailable(app_redis_down(exc)) from None
-    if used > per_minute:
-        wait = 60 - int(time.time() % 60)
+    wait = 60 - int(time.time() % 60)
+    if int(answers[0]) > per_minute:
         raise LabLimitError(f"You may fire {per_minute} runs a minute; try again in {wait} s.")
+    if class_per_minute and int(answers[2]) > class_per_minute:
+        raise LabLimitError(
+            f"The whole class may fire {class_per_minute} runs a minute between them, and this "
+            f"minute's are used up; try again in {wait} s (or watch the presenter's run)."
+        )
 
 
 def app_redis_down(exc: Exception) -> str:

@@ -186,9 +186,9 @@ def workers_list() -> list[dict]:
 
 
 def controls_allowed(user=None) -> bool:
-    """Worker controls: everyone on a local run (scripts/run sets LAB_LOCAL_CONTROLS), or DEBUG;
-    otherwise staff only."""
-    if settings.LAB_LOCAL_CONTROLS or settings.DEBUG:
+    """Worker controls: everyone on a local run (scripts/run sets LAB_LOCAL_CONTROLS), otherwise
+    staff only. Never DEBUG: a debug server on a network would open them to anyone."""
+    if settings.LAB_LOCAL_CONTROLS:
         return True
     return bool(user is not None and getattr(user, "is_staff", False))
 

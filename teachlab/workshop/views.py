@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -20,6 +21,7 @@ from teachlab.workshop.forms import (
     RunOpenForm,
     form_error,
 )
+from teachlab.workshop.joinlink import join_links
 from teachlab.workshop.models import Room
 from teachlab.workshop.qr import qr_svg
 
@@ -157,12 +159,18 @@ def driver_only(view):
 @driver_only
 def present(request: HttpRequest, room: Room) -> HttpResponse:
     ctx = fragments.room_context(room, live=True)
-    join_url = request.build_absolute_uri(f"{reverse('workshop:join')}?code={room.code}")
+    links = join_links(
+        public_url=settings.WORKSHOP_PUBLIC_URL,
+        request_base=request.build_absolute_uri("/"),
+        join_path=reverse("workshop:join"),
+        code=room.code,
+    )
     ctx.update(
         ws_url=f"/ws/workshop/{room.code}/present/",
-        join_url=join_url,
-        join_page=request.build_absolute_uri(reverse("workshop:join")),
-        qr=qr_svg(join_url),
+        join_url=links["join_url"],
+        join_page=links["join_page"],
+        join_loopback=links["loopback"],
+        qr=qr_svg(links["join_url"]),
         **fragments.presenter_extras(room),
     )
     return render(request, fragments.PRESENTER, ctx)

@@ -135,3 +135,18 @@ def test_a_broker_that_goes_away_while_publishing_leaves_a_failed_run_that_says_
     run = Run.objects.get()
     assert run.status == Run.Status.FAILED
     assert "0 of 2 tasks went out" in run.error
+
+
+def test_a_class_wide_quota_stops_the_next_learner_when_the_class_has_used_it(settings):
+    from teachlab.lab.store import app_redis
+
+    for key in app_redis().scan_iter("lab:rate:class:*"):
+        app_redis().delete(key)
+    settings.LAB_RUNS_PER_MINUTE = 10
+    settings.LAB_CLASS_RUNS_PER_MINUTE = 3
+    for _ in range(3):
+        limits.rate_limit_take(learner=Learner.objects.create())
+    with pytest.raises(LabLimitError, match="whole class may fire 3 runs a minute"):
+        limits.rate_limit_take(learner=Learner.objects.create())
+    settings.LAB_CLASS_RUNS_PER_MINUTE = 0  # no class-wide quota outside classroom mode
+    limits.rate_limit_take(learner=Learner.objects.create())

@@ -102,6 +102,8 @@ def question():
 
 
 def _renamed(argv: list[str]) -> list[str]:
+    if "--name" not in argv:
+        return argv
     i = argv.index("--name") + 1
     return [*argv[:i], f"{argv[i]}-room", *argv[i + 1 :]]
 
@@ -125,7 +127,11 @@ def room_lab(live_server_url):
     workers = None
     if not any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
         workers = LabWorkers(["redis-short"])
-        workers.specs = {f"{name}-room": _renamed(argv) for name, argv in workers.specs.items()}
+        workers.specs = {
+            # The recorder (no --name, one per stack) keeps its name and command.
+            (f"{name}-room" if "--name" in argv else name): _renamed(argv)
+            for name, argv in workers.specs.items()
+        }
         workers.restarts = dict.fromkeys(workers.specs, 0)
     monitor = subprocess.Popen(
         [sys.executable, "manage.py", "lab", "monitor"],

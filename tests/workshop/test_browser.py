@@ -65,11 +65,17 @@ def serious_violations(page: Page) -> list[str]:
 def _connected(page: Page) -> None:
     """The socket's first frame (the room's state) has arrived."""
     expect(page.locator("#ws-stage[data-sent]")).to_have_count(1)
-    page.wait_for_function(
+    # Polled with evaluate: wait_for_function evals its predicate, which the CSP refuses.
+    socket_open = (
         "() => { const r = document.querySelector('[ws-connect]');"
         " const w = r && htmx.find('[ws-connect]') && r['htmx-internal-data'];"
         " return !!(w && w.webSocket && w.webSocket.socket && w.webSocket.socket.readyState === 1); }"
     )
+    for _ in range(100):
+        if page.evaluate(socket_open):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the room's socket did not open within 10 s")
 
 
 def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
