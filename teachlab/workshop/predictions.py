@@ -107,7 +107,11 @@ def clean_params(raw: dict) -> dict:
         params_limits_check(p)
     except LabError as exc:
         raise WorkshopError(str(exc)) from None
-    given = {name for name, value in raw.items() if value not in (None, "", False)}
+    given = {
+        name
+        for name, value in raw.items()
+        if value is not None and value is not False and str(value).strip()
+    }
     return {name: value for name, value in p.as_dict().items() if name in given}
 
 

@@ -96,6 +96,10 @@ def test_a_workshop_room_keeps_only_the_parameters_it_was_given_and_fires_them_a
         "countdown": 12.5,
         "guard": True,
     }
+    assert clean_params({"count": 2, "countdown": 0, "acks_late": False}) == {
+        "count": 2,
+        "countdown": 0.0,
+    }
 
 
 def test_an_experiment_file_gets_the_schemas_words_for_a_bad_parameter():
