@@ -363,14 +363,14 @@ async def main() -> None:
     s1, b1 = sampler.cpu()
 
     # Receipts: from the worker's signal (event.at) to the moment each client held the row.
-    from teachlab.lab.models import RunEvent
+    from teachlab.lab.models import Kind, RunEvent
     from teachlab.workshop.models import SharedRun
 
     run_id = await sync_to_async(lambda: SharedRun.objects.get(pk=shared_id).run_id)()
     ats = dict(
         await sync_to_async(
             lambda: list(
-                RunEvent.objects.filter(run_id=run_id, kind="received").values_list("seq", "at")
+                RunEvent.objects.filter(run_id=run_id, kind=Kind.RECEIVED).values_list("seq", "at")
             )
         )()
     )

@@ -30,7 +30,7 @@ REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
 
 @database_sync_to_async
 def owned_run(scope: dict, run_id: str):
-    from teachlab.lab.runs import run_for_learner
+    from teachlab.lab.reading import run_for_learner
 
     learner = learner_for_scope(scope)
     if learner is None:
@@ -40,7 +40,7 @@ def owned_run(scope: dict, run_id: str):
 
 @database_sync_to_async
 def stored_events(run) -> list[dict]:
-    from teachlab.lab.runs import run_events
+    from teachlab.lab.reading import run_events
 
     return run_events(run)
 

@@ -53,7 +53,7 @@ def control_app():
 
 def control_fire(*, count: int, countdown: float, spacing: float) -> tuple[str, float]:
     """Publish a paced batch exactly as run_fire paces a lab run; returns (batch id, fired at)."""
-    from teachlab.lab.runs import RunParams
+    from teachlab.lab.params import RunParams
 
     app = control_app()
     batch = uuid.uuid4().hex

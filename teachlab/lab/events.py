@@ -14,11 +14,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from teachlab.lab.models import SETTLING_KINDS, Kind
 from teachlab.lab.stream import entry_append
 
 log = logging.getLogger(__name__)
-
-TERMINAL = {"finished", "suppressed", "revoked", "failed", "requeued"}
 
 
 def counts_view(raw: dict[str, Any], tasks: int) -> dict[str, Any]:
@@ -27,17 +26,17 @@ def counts_view(raw: dict[str, Any], tasks: int) -> dict[str, Any]:
     def n(key: str) -> int:
         return int(raw.get(key) or 0)
 
-    executions = n("started") - n("suppressed")
+    executions = n(Kind.STARTED) - n(Kind.SUPPRESSED)
     return {
         "tasks": tasks,
-        "receipts": n("received"),
+        "receipts": n(Kind.RECEIVED),
         "executions": executions,
-        "suppressed": n("suppressed"),
-        "duplicates": n("received") - n("first"),
+        "suppressed": n(Kind.SUPPRESSED),
+        "duplicates": n(Kind.RECEIVED) - n("first"),
         "amplification": round(executions / tasks, 3) if tasks else 0.0,
-        "failed": n("failed"),
-        "revoked": n("revoked"),
-        "finished": n("finished"),
+        "failed": n(Kind.FAILED),
+        "revoked": n(Kind.REVOKED),
+        "finished": n(Kind.FINISHED),
     }
 
 
@@ -108,7 +107,7 @@ def _base(*, kwargs: dict, task_id: str, kind: str, worker: str, redelivered: bo
     return {
         "run": kwargs["run"],
         "seq": 0,
-        "kind": kind,
+        "kind": str(kind),
         "task_id": task_id,
         "index": int(kwargs.get("index", 0)),
         "copy": 0,
@@ -138,7 +137,7 @@ def event_received(request) -> dict | None:
     event = _base(
         kwargs=kwargs,
         task_id=request.id,
-        kind="received",
+        kind=Kind.RECEIVED,
         worker=request.hostname,
         redelivered=(request.delivery_info or {}).get("redelivered"),
         eta=request.eta,
@@ -158,7 +157,7 @@ def events_requeued() -> int:
         waiting = [(t, r) for t, r in held_requests.items() if t in held and t not in running]
     for token, request in waiting:
         _emit_context(
-            request._context, "requeued", token, request.id, data={"reason": "warm shutdown"}
+            request._context, Kind.REQUEUED, token, request.id, data={"reason": "warm shutdown"}
         )
     return len(waiting)
 
@@ -171,10 +170,10 @@ def event_from_context(
     if "run" not in kwargs:
         return None
     token = request.get("lab_receipt") if hasattr(request, "get") else None
-    if token is None and kind == "revoked":
+    if token is None and kind == Kind.REVOKED:
         # Expired before task_received fired (Celery checks expiry first): still a delivery.
         token = uuid.uuid4().hex
-        _emit_context(request, "received", token, None, data={"expired_on_arrival": True})
+        _emit_context(request, Kind.RECEIVED, token, None, data={"expired_on_arrival": True})
     return _emit_context(request, kind, token, task_id, data=data)
 
 
@@ -193,12 +192,12 @@ def _emit_context(request, kind, token, task_id, *, data) -> dict:
         known = _copies.get(token, 0) if token else 0
     _append(event, known)
     with _copies_lock:
-        if kind == "received" and token:
+        if kind == Kind.RECEIVED and token:
             _copies[token] = event["copy"]
             held[token] = event["task_id"]
-        elif kind == "started" and token:
+        elif kind == Kind.STARTED and token:
             running.add(token)
-        elif kind in TERMINAL and token:
+        elif kind in SETTLING_KINDS and token:
             running.discard(token)
             held.pop(token, None)
             held_requests.pop(token, None)

@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from teachlab.lab.runs import run_events, run_summary
+from teachlab.lab.reading import run_events, run_summary
 
 CSV_COLUMNS = [
     "seq",

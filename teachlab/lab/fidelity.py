@@ -21,8 +21,10 @@ def _side(tasks: int, executions: int) -> dict:
 
 
 def _lab_side(*, learner, count: int, countdown: float, spacing: float, progress) -> dict:
+    from teachlab.lab.firing import run_fire
     from teachlab.lab.models import Run
-    from teachlab.lab.runs import run_fire, run_settle, run_summary
+    from teachlab.lab.reading import run_summary
+    from teachlab.lab.settle import run_settle
     from teachlab.lab.workers import workers_list
 
     run = run_fire(

@@ -1,7 +1,8 @@
-"""The run form: what a learner may choose, checked before anything reaches a broker.
+"""The run form: the run-parameter schema (params.py) as fields a learner fills in.
 
-Per-learner limits (tasks per run, longest countdown, runs at once, runs per minute) are
-checked by `run_fire` itself so the form, the CLI and workshop rooms all answer the same way.
+Every value is checked by the schema, so a field refused here is refused with the same words
+by `lab run` and by a workshop room. run_fire checks again, with the learner's own limits
+(runs at once, runs per minute), before anything reaches a broker.
 """
 
 from __future__ import annotations
@@ -9,7 +10,22 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.conf import settings
+
+from teachlab.lab.errors import LabInputError
+from teachlab.lab.params import (
+    PARAMS,
+    ParamsInvalid,
+    RunParams,
+    params_bounds,
+    params_over_limits,
+    params_parse,
+    prediction_parse,
+)
+
+# The parameters a learner sets in the browser, in the order they are drawn; the rest keep
+# their defaults (experiments and `lab run` set them).
+FORM_PARAMS = ("countdown", "eta", "expires", "duration", "count", "spacing", "acks_late", "guard")
+INITIAL = {"countdown": 25, "count": 1, "duration": 0, "spacing": 0}
 
 
 def lane_choices() -> list[tuple[str, str]]:
@@ -18,81 +34,67 @@ def lane_choices() -> list[tuple[str, str]]:
     return [(lane.name, f"{lane.name}: {lane.title}") for lane in lanes(listed_only=True)]
 
 
+def param_field(name: str) -> forms.Field:
+    """A form field for one schema parameter: the schema, not the field, checks the value."""
+    p = PARAMS[name]
+    options = {"label": p.label, "required": False, "help_text": p.help}
+    if name in INITIAL:
+        options["initial"] = INITIAL[name]
+    if p.kind == "flag":
+        return forms.BooleanField(**options)
+    if p.kind == "moment":
+        widget = forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"})
+        return forms.CharField(widget=widget, **options)
+    return forms.CharField(widget=forms.NumberInput(attrs={"step": "any"}), **options)
+
+
 class RunForm(forms.Form):
     lane = forms.ChoiceField(label="Lane", choices=())
-    countdown = forms.FloatField(
-        label="Countdown (s)",
-        required=False,
-        min_value=0,
-        initial=25,
-        help_text="Seconds until the first task is due. Leave empty when you give an ETA.",
-    )
-    eta = forms.DateTimeField(
-        label="or ETA (UTC)",
-        required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "step": "1"}),
-        input_formats=["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M:%S"],
-        help_text="A moment instead of a countdown.",
-    )
-    expires = forms.FloatField(
-        label="Expires after (s)",
-        required=False,
-        min_value=0,
-        help_text="A task not started by then is revoked. Empty: never.",
-    )
-    duration = forms.FloatField(
-        label="Body takes (s)", required=False, min_value=0, max_value=600, initial=0
-    )
-    count = forms.IntegerField(label="How many tasks", min_value=1, initial=1)
-    spacing = forms.FloatField(
-        label="Spacing (s)",
-        required=False,
-        min_value=0,
-        initial=0,
-        help_text="Added to each next task's countdown.",
-    )
-    acks_late = forms.BooleanField(label="acks_late", required=False)
-    guard = forms.BooleanField(
-        label="Idempotency guard",
-        required=False,
-        help_text="Claim the work with SET NX before running it; later copies are skipped.",
-    )
-    prediction = forms.IntegerField(
+    countdown = param_field("countdown")
+    eta = param_field("eta")
+    expires = param_field("expires")
+    duration = param_field("duration")
+    count = param_field("count")
+    spacing = param_field("spacing")
+    acks_late = param_field("acks_late")
+    guard = param_field("guard")
+    prediction = forms.CharField(
         label="Your prediction: how many receipts?",
         required=False,
-        min_value=0,
+        widget=forms.NumberInput(attrs={"min": 0, "step": 1}),
         help_text="Guess before you fire; it is shown next to the result.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["lane"].choices = lane_choices()
-        # Limits as hints in the browser; run_fire is the one that enforces them.
-        self.fields["count"].widget.attrs["max"] = settings.LAB_MAX_TASKS_PER_RUN
-        self.fields["countdown"].widget.attrs["max"] = settings.LAB_MAX_COUNTDOWN
-        for field in self.fields.values():
-            if isinstance(field.widget, forms.NumberInput):
-                field.widget.attrs.setdefault("step", "any")
+        self.run_params: RunParams | None = None
+        # Limits as hints in the browser; the schema is what enforces them.
+        for name, bounds in params_bounds().items():
+            if name in self.fields:
+                self.fields[name].widget.attrs.update(bounds)
+
+    def clean_prediction(self) -> int | None:
+        try:
+            return prediction_parse(self.cleaned_data.get("prediction"))
+        except LabInputError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("countdown") is not None and data.get("eta") is not None:
-            raise forms.ValidationError("Give a countdown or an ETA, not both.")
+        raw = {name: data.get(name) for name in FORM_PARAMS}
+        try:
+            p = params_parse(raw)
+        except ParamsInvalid as exc:
+            for name, message in exc.errors.items():
+                self.add_error(name, message)
+            return data
+        for name, message in params_over_limits(p).items():
+            self.add_error(name, message)
+        self.run_params = p
         return data
 
-    def params(self) -> dict[str, Any]:
-        """The form as run_fire's `params` (only keys the learner set)."""
-        data = self.cleaned_data
-        params: dict[str, Any] = {
-            "count": data["count"],
-            "acks_late": bool(data.get("acks_late")),
-            "guard": bool(data.get("guard")),
-        }
-        if data.get("eta") is not None:
-            params["eta"] = data["eta"].isoformat()
-        else:
-            params["countdown"] = data.get("countdown") or 0
-        for key in ("expires", "duration", "spacing"):
-            if data.get(key) is not None:
-                params[key] = data[key]
-        return params
+    def params(self) -> RunParams:
+        """The form as run_fire's `params`, checked by the schema."""
+        assert self.run_params is not None, "call is_valid() first"
+        return self.run_params

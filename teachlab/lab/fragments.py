@@ -3,8 +3,7 @@
 The same partials of templates/lab/run.html draw a receipt row in the full page, in the
 backlog sent when a socket connects, and in a live push, so the three can never disagree.
 
-Event keys read (all optional but `kind` and `task_id`): seq, kind (received, started,
-succeeded, failed, suppressed, revoked, expired), task_id, copy (1 for the first delivery),
+Event keys read (all optional but `kind` and `task_id`): seq, kind (models.Kind), task_id, copy (1 for the first delivery),
 worker, redelivered, at (epoch s), published_at (epoch s), run_started_at (epoch s), eta
 (epoch s), visibility_timeout (s), counts (the run's counters so far, as run_summary gives).
 """
@@ -16,18 +15,20 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from teachlab.lab.models import Kind
+
 TEMPLATE = "lab/run.html"
 
-# Event kinds that end a delivery, and what the receipt row says about each.
+# What the receipt row says after each kind of event (a receipt itself says "waiting";
+# a requeued copy keeps what it said).
 OUTCOMES = {
-    "started": "running",
-    "succeeded": "executed",
-    "finished": "executed",
-    "failed": "failed",
-    "suppressed": "suppressed",
-    "revoked": "revoked",
-    "expired": "expired",
+    Kind.STARTED: "running",
+    Kind.FINISHED: "executed",
+    Kind.FAILED: "failed",
+    Kind.SUPPRESSED: "suppressed",
+    Kind.REVOKED: "revoked",
 }
+ENDED = set(OUTCOMES.values()) - {"running"}  # outcomes after which the task waits no more
 
 
 def _kind(event: dict[str, Any]) -> str:
@@ -71,6 +72,7 @@ def event_view(event: dict[str, Any]) -> dict[str, Any]:
     return {
         "seq": event.get("seq"),
         "kind": _kind(event),
+        "receipt": _kind(event) == Kind.RECEIVED,
         "task_id": task_id,
         "dom": dom_id(task_id),
         "copy": int(_num(event.get("copy"), 1) or 1),
@@ -163,7 +165,7 @@ class Picture:
             line.eta_t = v["eta_t"]
         if v["eta"] is not None:
             line.eta = v["eta"]
-        if v["kind"] == "received":
+        if v["receipt"]:
             c = Copy.received(v)
             self.receipts.append(c)
             line.copies.append(c)
@@ -174,7 +176,7 @@ class Picture:
                     c.outcome = v["outcome"]
                     if v["outcome"] != "running":
                         c.end = v["t"]
-            if v["outcome"] in {"executed", "suppressed", "failed", "revoked", "expired"}:
+            if v["outcome"] in ENDED:
                 line.done = True
 
     @property
@@ -211,7 +213,7 @@ class BatchPicture:
     def add(self, event: dict[str, Any], known: dict[tuple[str, int], Copy]) -> None:
         v = event_view(event)
         key = (v["task_id"], v["copy"])
-        if v["kind"] == "received":
+        if v["receipt"]:
             c = Copy.received(v)
             known[key] = c
             self.rows.append(c)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from teachlab.lab.runs import run_summary, runs_for_learner
+from teachlab.lab.reading import run_summary, runs_for_learner
 
 HISTORY_LIMIT = 100
 

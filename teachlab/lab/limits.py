@@ -1,5 +1,6 @@
-"""Per-learner limits on lab runs. They are settings, so a classroom server and a laptop can
-differ; a local run allows at least an 1,800-task batch."""
+"""Per-learner limits on firing: runs at once and runs per minute. They are settings, so a
+classroom server and a laptop can differ. What one run may ask for (tasks, longest countdown)
+is part of the run-parameter schema, params.py."""
 
 from __future__ import annotations
 
@@ -12,28 +13,8 @@ from teachlab.lab.errors import LabLimitError, LaneUnavailable
 from teachlab.lab.store import app_redis
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds >= 3600 and seconds % 3600 == 0:
-        return f"{seconds // 3600} h"
-    if seconds >= 60 and seconds % 60 == 0:
-        return f"{seconds // 60} min"
-    return f"{seconds} s"
-
-
-def limits_check(*, count: int, longest_countdown: float, active_runs: int) -> None:
-    """Raise LabLimitError naming the limit and the value asked for."""
-    most = settings.LAB_MAX_TASKS_PER_RUN
-    if count > most:
-        raise LabLimitError(
-            f"A run may have at most {most} tasks; you asked for {count}. Fire a smaller batch."
-        )
-    longest = settings.LAB_MAX_COUNTDOWN
-    if longest_countdown > longest:
-        raise LabLimitError(
-            f"The last task would be due {_duration(longest_countdown)} after firing; the lab "
-            f"allows at most {_duration(longest)}. Shorten the countdown or the spacing."
-        )
+def active_runs_check(*, active_runs: int) -> None:
+    """Raise LabLimitError when the learner already has as many runs going as allowed."""
     at_once = settings.LAB_MAX_RUNS_AT_ONCE
     if active_runs >= at_once:
         raise LabLimitError(

@@ -35,7 +35,7 @@ class Run(models.Model):
         "lessons.Learner", on_delete=models.CASCADE, related_name="lab_runs"
     )
     lane = models.CharField(max_length=40)
-    # Normalised parameters (see runs.RunParams): count, spacing, countdown, eta, expires,
+    # Normalised parameters (params.RunParams): count, spacing, countdown, eta, expires,
     # duration, acks_late, guard, fail, retry.
     params = models.JSONField(default=dict)
     prediction = models.IntegerField(null=True, blank=True)  # "how many receipts?"
@@ -67,6 +67,8 @@ class Run(models.Model):
 class RunEvent(models.Model):
     """One thing that happened to one delivery of one task, as a worker signal saw it."""
 
+    # The one list of event kinds: workers, the recorder, summaries, pages and experiment
+    # checks all use these members (`from teachlab.lab.models import Kind`).
     class Kind(models.TextChoices):
         RECEIVED = "received"  # every delivery, restored copies included
         STARTED = "started"  # task_prerun: the worker began the call (guard not yet checked)
@@ -95,3 +97,11 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.task_id} copy {self.copy}"
+
+
+Kind = RunEvent.Kind
+# Kinds that end a delivery: after one of these that copy says no more. `requeued` ends it
+# too (a warm shutdown handed it back; a later copy carries the task on).
+SETTLING_KINDS = frozenset(
+    {Kind.FINISHED, Kind.SUPPRESSED, Kind.REVOKED, Kind.FAILED, Kind.REQUEUED}
+)

@@ -37,7 +37,7 @@ def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
             continue
         publish_message(broker_group(name), {"type": "lab.broker", "snapshot": snapshot})
     if slow:
-        from teachlab.lab.runs import runs_settle_all
+        from teachlab.lab.settle import runs_settle_all
         from teachlab.lab.workers import workers_list
 
         publish_message(WORKERS_GROUP, {"type": "lab.workers", "workers": workers_list()})

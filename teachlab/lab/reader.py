@@ -219,7 +219,7 @@ def _stored_start(run_id: str) -> tuple[int | None, dict]:
     stored: dict = {"events": [], "prediction": run.prediction if run else None}
     if run is None or first_seq == 1:
         return first_seq, stored
-    from teachlab.lab.runs import run_events, run_summary
+    from teachlab.lab.reading import run_events, run_summary
 
     stored["events"] = run_events(run)
     if run.status != Run.Status.RUNNING:

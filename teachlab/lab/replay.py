@@ -8,7 +8,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from teachlab.lab.fragments import TEMPLATE, render_event_html
-from teachlab.lab.runs import run_events
+from teachlab.lab.reading import run_events
 
 
 def replay_frames(run) -> dict[str, Any]:

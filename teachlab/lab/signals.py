@@ -13,6 +13,7 @@ import time
 from celery import signals
 
 from teachlab.lab import events
+from teachlab.lab.models import Kind
 from teachlab.lab.tasks import SUPPRESSED, TASK_EARLY, TASK_LATE
 
 log = logging.getLogger(__name__)
@@ -57,14 +58,14 @@ def on_received(sender=None, request=None, **_):
 @_safely
 def on_prerun(sender=None, task_id=None, task=None, **_):
     if _ours(task):
-        return events.event_from_task(task, "started")
+        return events.event_from_task(task, Kind.STARTED)
 
 
 @signals.task_success.connect(weak=False)
 @_safely
 def on_success(sender=None, result=None, **_):
     if _ours(sender) and result != SUPPRESSED:
-        return events.event_from_task(sender, "finished")
+        return events.event_from_task(sender, Kind.FINISHED)
 
 
 @signals.task_failure.connect(weak=False)
@@ -72,7 +73,7 @@ def on_success(sender=None, result=None, **_):
 def on_failure(sender=None, exception=None, **_):
     if _ours(sender):
         return events.event_from_task(
-            sender, "failed", data={"error": repr(exception)[:300], "retrying": False}
+            sender, Kind.FAILED, data={"error": repr(exception)[:300], "retrying": False}
         )
 
 
@@ -81,7 +82,7 @@ def on_failure(sender=None, exception=None, **_):
 def on_retry(sender=None, request=None, reason=None, **_):
     if _ours(sender) and request is not None:
         return events.event_from_context(
-            request, "failed", data={"error": str(reason)[:300], "retrying": True}
+            request, Kind.FAILED, data={"error": str(reason)[:300], "retrying": True}
         )
 
 
@@ -90,7 +91,7 @@ def on_retry(sender=None, request=None, reason=None, **_):
 def on_revoked(sender=None, request=None, expired=False, terminated=False, **_):
     if _ours(sender) and request is not None:
         reason = "expired" if expired else ("terminated" if terminated else "revoked")
-        return events.event_from_context(request, "revoked", data={"reason": reason})
+        return events.event_from_context(request, Kind.REVOKED, data={"reason": reason})
 
 
 @signals.worker_ready.connect(weak=False)

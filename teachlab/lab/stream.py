@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from teachlab.lab.models import Kind
 from teachlab.lab.store import app_redis
 
 KEY_TTL = 2 * 24 * 3600  # seconds a run's stream and counters live in Redis
@@ -36,7 +37,7 @@ APPEND_LUA = """
 local seq = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 local copy = tonumber(ARGV[3])
-if ARGV[1] == 'received' then
+if ARGV[1] == '{received}' then
   copy = redis.call('INCR', KEYS[3])
   redis.call('EXPIRE', KEYS[3], ARGV[2])
   if copy == 1 then redis.call('HINCRBY', KEYS[2], 'first', 1) end
@@ -55,7 +56,7 @@ redis.call(unpack(entry))
 redis.call('EXPIRE', KEYS[4], ARGV[2])
 redis.call('SADD', KEYS[5], ARGV[5])
 return {seq, copy}
-"""
+""".replace("{received}", Kind.RECEIVED.value)
 _append_script = None
 
 

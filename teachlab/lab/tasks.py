@@ -37,11 +37,12 @@ def lab_work(
     """One unit of lab work. The guard key comes from the work (run + index), never from the
     Celery task id, so a retry published under a new id would be caught just the same."""
     from teachlab.lab import events
+    from teachlab.lab.models import Kind
 
     key = guard.guard_key(run_id=run, index=index)
     holder = f"{task.request.id}:{task.request.get('lab_receipt', '')}"
     if guard_on and not guard.guard_claim(key=key, holder=holder, ttl=guard_ttl):
-        events.event_from_task(task, "suppressed", data={"guard_key": key})
+        events.event_from_task(task, Kind.SUPPRESSED, data={"guard_key": key})
         return SUPPRESSED
     executions_count(run_id=run, index=index)
     try:

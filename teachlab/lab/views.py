@@ -1,5 +1,6 @@
 """Lab pages. Views read the request, call a lab function, render; the lab's logic lives in
-runs.py, lanes.py, workers.py (the core) and history.py / export.py / replay.py (the web side)."""
+firing.py, reading.py, lanes.py, workers.py (the core) and history.py / export.py /
+replay.py (the web side)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from lessons.learners import learner_for_request
 from teachlab.lab import export, history, replay
 from teachlab.lab.errors import LabError
+from teachlab.lab.firing import run_fire
 from teachlab.lab.forms import RunForm
 from teachlab.lab.fragments import picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
 from teachlab.lab.limits import app_redis_down
-from teachlab.lab.runs import run_events, run_fire, run_for_learner, run_summary
+from teachlab.lab.reading import run_events, run_for_learner, run_summary
 from teachlab.lab.throttle import ThrottleExceeded, throttle_check
 from teachlab.lab.workers import (
     controls_allowed,

@@ -4,7 +4,6 @@ from django import forms
 
 from teachlab.workshop import content
 from teachlab.workshop.models import NICKNAME_MAX
-from teachlab.workshop.predictions import RUN_PARAM_LIMITS
 from teachlab.workshop.rooms import TIERS
 
 
@@ -31,16 +30,11 @@ class RunOpenForm(forms.Form):
     lane = forms.CharField(max_length=40, required=False)
     metric = forms.ChoiceField(choices=list(content.METRICS.items()), initial="receipts")
     prompt = forms.CharField(max_length=300, required=False)
-    count = forms.IntegerField(min_value=1, max_value=RUN_PARAM_LIMITS["count"][1], initial=1)
-    countdown = forms.IntegerField(
-        min_value=0, max_value=RUN_PARAM_LIMITS["countdown"][1], initial=25
-    )
-    spacing = forms.IntegerField(
-        min_value=0, max_value=RUN_PARAM_LIMITS["spacing"][1], required=False
-    )
-    duration = forms.IntegerField(
-        min_value=0, max_value=RUN_PARAM_LIMITS["duration"][1], required=False
-    )
+    # Run parameters: the lab's schema checks them (predictions.clean_params).
+    count = forms.CharField(max_length=40, required=False)
+    countdown = forms.CharField(max_length=40, required=False)
+    spacing = forms.CharField(max_length=40, required=False)
+    duration = forms.CharField(max_length=40, required=False)
     acks_late = forms.BooleanField(required=False)
     guard = forms.BooleanField(required=False)
 

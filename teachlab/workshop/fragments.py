@@ -11,6 +11,7 @@ import time
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
+from teachlab.lab.params import params_bounds
 from teachlab.workshop import content, predictions, votes
 from teachlab.workshop.models import Room, Seat
 
@@ -76,6 +77,7 @@ def presenter_extras(room: Room) -> dict:
         "experiments": content.room_experiments(),
         "lanes": content.lanes(),
         "metrics": list(content.METRICS.items()),
+        "bounds": params_bounds(),
     }
 
 
@@ -85,7 +87,7 @@ def lab_picture(run_id: str, *, events: list[dict] | None = None) -> dict:
     try:
         from teachlab.lab.fragments import picture_from
         from teachlab.lab.models import Run
-        from teachlab.lab.runs import run_events, run_summary
+        from teachlab.lab.reading import run_events, run_summary
     except ImportError:
         return {}
     run = Run.objects.filter(pk=run_id).first()
@@ -121,8 +123,8 @@ def run_event_frames(events: list[dict]) -> list[str]:
     from teachlab.lab.fragments import event_view
 
     views = [event_view(e) for e in events]
-    rows = [v for v in views if v["kind"] == "received"]
-    cells = [v for v in views if v["kind"] != "received" and v["outcome"]]
+    rows = [v for v in views if v["receipt"]]
+    cells = [v for v in views if not v["receipt"] and v["outcome"]]
     counts = next((e["counts"] for e in reversed(events) if e.get("counts")), None)
     frames = []
     if rows or counts:

@@ -13,12 +13,8 @@ from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
 
 MAX_PREDICTION = 100_000
-RUN_PARAM_LIMITS = {  # what the room form accepts; the lab applies its own limits too
-    "count": (1, 2000),
-    "countdown": (0, 600),
-    "spacing": (0, 60),
-    "duration": (0, 120),
-}
+# The run parameters a room's own run may set; the lab's run-parameter schema checks them.
+ROOM_PARAMS = ("count", "countdown", "spacing", "duration", "acks_late", "guard")
 
 
 @dataclass(frozen=True)
@@ -77,9 +73,7 @@ def shared_run_open(
         if lane not in dict(content.lanes()):
             raise WorkshopError("Pick one of the lab's lanes.")
         params = clean_params(params or {})
-        title = (
-            f"{params.get('count', 1)} task(s), countdown {params.get('countdown', 0)} s on {lane}"
-        )
+        title = f"{params.get('count', 1)} task(s), countdown {params.get('countdown', 0):g} s on {lane}"
     if metric not in content.METRICS:
         raise WorkshopError("Pick what the room predicts: receipts, executions, duplicates…")
     prompt = " ".join((prompt or "").split())[:300] or f"How many {content.METRICS[metric]}?"
@@ -99,22 +93,26 @@ def shared_run_open(
 
 
 def clean_params(raw: dict) -> dict:
-    params: dict = {}
-    for name, (low, high) in RUN_PARAM_LIMITS.items():
-        value = raw.get(name)
-        if value in (None, ""):
-            continue
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise WorkshopError(f"{name} must be a whole number.") from None
-        if not low <= number <= high:
-            raise WorkshopError(f"{name} must be between {low} and {high}.")
-        params[name] = number
-    for flag in ("acks_late", "guard"):
-        if raw.get(flag) in (True, "on", "1", "true"):
-            params[flag] = True
-    return params
+    """A room's own run parameters, checked by the lab's schema and held to the lab's
+    per-run limits, so the room refuses what the lab form refuses, in the same words. Only
+    the parameters given are kept (the rest stay the lab's defaults)."""
+    from teachlab.lab.errors import LabError
+    from teachlab.lab.params import params_limits_check, params_parse
+
+    unknown = sorted(set(raw) - set(ROOM_PARAMS))
+    if unknown:
+        raise WorkshopError(f"A room's run does not take {', '.join(unknown)}.")
+    try:
+        p = params_parse(raw)
+        params_limits_check(p)
+    except LabError as exc:
+        raise WorkshopError(str(exc)) from None
+    given = {
+        name
+        for name, value in raw.items()
+        if value is not None and value is not False and str(value).strip()
+    }
+    return {name: value for name, value in p.as_dict().items() if name in given}
 
 
 def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
@@ -154,7 +152,7 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     """
     from lessons.models import Learner
     from teachlab.lab.errors import LabError
-    from teachlab.lab.runs import run_fire
+    from teachlab.lab.firing import run_fire
 
     rooms.require_open(room)
     shared = room.shared_run
@@ -193,7 +191,8 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
 def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool:
     """Store what the run showed and tell the room; True when this call stored it."""
     from teachlab.lab.models import Run
-    from teachlab.lab.runs import run_settle, run_summary
+    from teachlab.lab.reading import run_summary
+    from teachlab.lab.settle import run_settle
 
     if shared.observed is not None or not shared.run_id:
         return False

@@ -240,9 +240,7 @@ def run_open(request: HttpRequest, room: Room) -> None:
         room=room,
         experiment_slug=data["experiment"],
         lane=data["lane"],
-        params={
-            k: data[k] for k in ("count", "countdown", "spacing", "duration", "acks_late", "guard")
-        },
+        params={k: data[k] for k in predictions.ROOM_PARAMS},
         prompt=data["prompt"],
         metric=data["metric"],
     )

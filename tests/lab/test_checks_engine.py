@@ -24,7 +24,7 @@ from teachlab.lab.experiments.checks import (
 def _copy(task: str, received: float, started: float | None, *, worker="w1", redelivered=False):
     events = [Event("received", task, received, worker, redelivered)]
     if started is not None:
-        events += [Event("started", task, started, worker), Event("succeeded", task, started + 0.1)]
+        events += [Event("started", task, started, worker), Event("finished", task, started + 0.1)]
     return events
 
 
@@ -229,7 +229,7 @@ def test_failures_retries_and_an_empty_run_have_no_amplification():
     events = [
         Event("received", "a", 0.0),
         Event("started", "a", 0.1),
-        Event("retried", "a", 0.2),
+        Event("failed", "a", 0.2, retrying=True),
         Event("received", "a", 1.2),
         Event("started", "a", 1.3),
         Event("failed", "a", 1.4),

@@ -5,14 +5,17 @@ import pytest
 from lessons.models import Learner
 from teachlab.lab import limits
 from teachlab.lab.errors import LabInputError, LabLimitError, LaneUnavailable
+from teachlab.lab.firing import run_fire
 from teachlab.lab.models import Run
-from teachlab.lab.runs import params_parse, run_fire, run_for_learner
+from teachlab.lab.params import RunParams, params_limits_check, params_parse
+from teachlab.lab.reading import run_for_learner
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_local_run_allows_an_1800_task_batch():
-    limits.limits_check(count=1800, longest_countdown=60, active_runs=0)
+    params_limits_check(RunParams(count=1800, countdown=60))
+    limits.active_runs_check(active_runs=0)
 
 
 def test_too_many_tasks_are_refused_with_the_limit_named(settings):
@@ -116,14 +119,14 @@ def test_a_broker_that_goes_away_while_publishing_leaves_a_failed_run_that_says_
 ):
     """The broker answered the check, then vanished (here: the check is made to pass, the
     address answers nothing) - the run is kept as failed with how many tasks went out."""
-    from teachlab.lab import runs
+    from teachlab.lab import firing
     from teachlab.lab.lanes import LaneStatus, lane_get
 
     settings.LAB_EXTRA_LANES = [
         {"name": "redis-vanishing", "broker": "redis", "url": "redis://127.0.0.1:1/1"}
     ]
     monkeypatch.setattr(
-        runs, "lane_status", lambda lane, fresh=False: LaneStatus(lane_get(lane), True)
+        firing, "lane_status", lambda lane, fresh=False: LaneStatus(lane_get(lane), True)
     )
     with pytest.raises(LaneUnavailable, match=r"went away while publishing: 0 of 2 tasks"):
         run_fire(

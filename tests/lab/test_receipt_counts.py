@@ -8,7 +8,7 @@ import pytest
 from lessons.models import Learner
 from teachlab.lab.events import counts_view
 from teachlab.lab.models import Run, RunEvent
-from teachlab.lab.runs import run_events, run_summary
+from teachlab.lab.reading import run_events, run_summary
 
 
 def test_counters_from_raw_tallies_keep_receipts_executions_and_duplicates_apart():

@@ -17,9 +17,11 @@ import yaml
 from django.conf import settings
 
 from lessons.loader import display_path
+from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
 from teachlab.lab.experiments.source import Located, YamlError, located_load
+from teachlab.lab.params import param_parse
 
 log = logging.getLogger(__name__)
 EXPERIMENTS_DIR = Path(settings.BASE_DIR) / "lessons" / "experiments"
@@ -346,19 +348,19 @@ def experiment_validate(
                             ppath,
                             f"unknown run parameter `{key}` (known: {', '.join(schema.PARAMS)})",
                         )
-                    elif isinstance(value, bool) != (bool in schema.PARAMS[key]) or not isinstance(
-                        value, schema.PARAMS[key]
-                    ):
+                    elif isinstance(value, bool) != (
+                        bool in schema.PARAMS[key].types
+                    ) or not isinstance(value, schema.PARAMS[key].types):
+                        types = schema.PARAMS[key].types
                         c.problem(
                             ppath,
-                            f"`{key}` must be {' or '.join(t.__name__ for t in schema.PARAMS[key])}, not {value!r}",
+                            f"`{key}` must be {' or '.join(t.__name__ for t in types)}, not {value!r}",
                         )
-                    elif (
-                        key in schema.PARAM_LIMITS
-                        and not schema.PARAM_LIMITS[key][0] <= value <= schema.PARAM_LIMITS[key][1]
-                    ):
-                        low, high = schema.PARAM_LIMITS[key]
-                        c.problem(ppath, f"`{key}` must be between {low} and {high}")
+                    else:
+                        try:
+                            param_parse(key, value)
+                        except LabInputError as exc:
+                            c.problem(ppath, str(exc))
             elif "params" in run:
                 c.problem((*rpath, "params"), "`params` must be a mapping of run parameters")
             if "steps" in run:

@@ -12,15 +12,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-# Event kinds as the lab records them (teachlab/lab/README.md); one event per delivery.
-RECEIVED = "received"
-STARTED = "started"
-SUCCEEDED = "succeeded"
-FAILED = "failed"
-RETRIED = "retried"
-REVOKED = "revoked"
-SUPPRESSED = "suppressed"
-FINISHES = (SUCCEEDED, FAILED, RETRIED, SUPPRESSED)
+from teachlab.lab.models import Kind
+
+# Event kinds as the lab records them (models.Kind); one event per delivery.
+RECEIVED, STARTED, FINISHED = Kind.RECEIVED, Kind.STARTED, Kind.FINISHED
+FAILED, REVOKED, SUPPRESSED = Kind.FAILED, Kind.REVOKED, Kind.SUPPRESSED
+FINISHES = (FINISHED, FAILED, SUPPRESSED)  # what ends a running body
 
 
 @dataclass(frozen=True)
@@ -32,6 +29,7 @@ class Event:
     t: float
     worker: str = ""
     redelivered: bool = False
+    retrying: bool = False  # a failure Celery retries (a new delivery follows)
 
 
 @dataclass
@@ -63,6 +61,13 @@ TaskMetric = Callable[[list[Event], float, "Observation"], float | None]
 
 def _count(kind: str) -> TaskMetric:
     return lambda events, _due, _obs: float(sum(1 for e in events if e.kind == kind))
+
+
+def _failures(*, retrying: bool) -> TaskMetric:
+    """Failures that end the task (retrying=False) or that Celery retries (True)."""
+    return lambda events, _due, _obs: float(
+        sum(1 for e in events if e.kind == FAILED and e.retrying == retrying)
+    )
 
 
 def _first(kind: str) -> TaskMetric:
@@ -131,9 +136,9 @@ TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
     "receipts": (_count(RECEIVED), "deliveries of the task"),
     "redelivered": (_redelivered, "deliveries marked redelivered"),
     "executions": (_executions, "times the body ran (guarded copies excluded)"),
-    "completions": (_count(SUCCEEDED), "times the body finished without error"),
-    "failures": (_count(FAILED), "times the body raised"),
-    "retries": (_count(RETRIED), "times the body asked for a retry"),
+    "completions": (_count(FINISHED), "times the body finished without error"),
+    "failures": (_failures(retrying=False), "times the body raised"),
+    "retries": (_failures(retrying=True), "times the body asked for a retry"),
     "suppressed": (_count(SUPPRESSED), "copies the idempotency guard turned away"),
     "revoked": (_count(REVOKED), "copies revoked (expired) before running"),
     "running_at_once": (_running_at_once, "most copies running at the same moment"),

@@ -13,9 +13,10 @@ import uuid
 
 from teachlab.lab.celery_app import lane_app
 from teachlab.lab.errors import LaneUnavailable
+from teachlab.lab.firing import task_meta
 from teachlab.lab.lanes import lane_get, lane_status
 from teachlab.lab.models import Run
-from teachlab.lab.runs import params_parse, task_meta
+from teachlab.lab.params import params_parse
 from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
 
 TICK = 0.2  # seconds between feeder ticks: a task goes out at most this late

@@ -5,29 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from teachlab.lab.experiments.checks import (
-    FAILED,
-    FINISHES,
-    RETRIED,
-    SUCCEEDED,
-    Event,
-    Observation,
-)
-
-# The lab calls a body that returned "finished"; a failure Celery will retry is a retry here.
-KIND_NAMES = {"finished": SUCCEEDED}
+from teachlab.lab.experiments.checks import FAILED, FINISHES, RECEIVED, REVOKED, Event, Observation
 
 
 def event_from_dict(event: Mapping) -> Event:
-    kind = KIND_NAMES.get(event["kind"], event["kind"])
-    if kind == FAILED and (event.get("data") or {}).get("retrying"):
-        kind = RETRIED
     return Event(
-        kind=kind,
+        kind=event["kind"],
         task_id=event["task_id"],
         t=float(event["t"]),
         worker=event.get("worker") or "",
         redelivered=bool(event.get("redelivered")),
+        retrying=event["kind"] == FAILED and bool((event.get("data") or {}).get("retrying")),
     )
 
 
@@ -69,7 +57,7 @@ def observation_from_events(
 
 
 def observation_for_run(*, run, duration: float | None = None) -> Observation:
-    from teachlab.lab.runs import run_events
+    from teachlab.lab.reading import run_events
 
     return observation_from_events(
         task_ids=list(run.task_ids),
@@ -86,8 +74,8 @@ def settled(*, observation: Observation) -> bool:
     grouped = observation.by_task()
     for task_id in observation.tasks:
         events = grouped.get(task_id, [])
-        receipts = sum(1 for e in events if e.kind == "received")
-        ends = sum(1 for e in events if e.kind in (*FINISHES, FAILED, "revoked"))
+        receipts = sum(1 for e in events if e.kind == RECEIVED)
+        ends = sum(1 for e in events if e.kind in (*FINISHES, REVOKED))
         if receipts == 0 or ends < receipts:
             return False
     return True

@@ -29,9 +29,10 @@ from teachlab.lab.experiments.checks import (
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
 from teachlab.lab.experiments.leftover import run_messages_left
 from teachlab.lab.experiments.observe import observation_for_run
+from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
-from teachlab.lab.runs import copies_pending, run_fire, run_settle
+from teachlab.lab.settle import copies_pending, run_settle
 from teachlab.lab.workers import worker_control, worker_holding, worker_stop, workers_list
 
 log = logging.getLogger(__name__)

@@ -2,6 +2,7 @@
 README (lessons/experiments/README.md describes the same rules)."""
 
 from teachlab.lab.experiments.checks import BOUNDS, PER
+from teachlab.lab.params import PARAMS as RUN_PARAMS
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 NAME_PATTERN = r"^[a-z][a-z0-9-]*$"
@@ -53,21 +54,9 @@ BOUND_REF_FIELDS = {"run": True, "what": True, "times": False, "plus": False}
 LINK_FIELDS = {"lesson": True, "tier": True, "text": False}
 PER_VALUES = PER
 
-# Run parameters the lab's run_fire takes (teachlab/lab/README.md): name -> accepted types.
-PARAMS: dict[str, tuple[type, ...]] = {
-    "countdown": (int, float),
-    "count": (int,),
-    "spacing": (int, float),
-    "duration": (int, float),
-    "expires": (int, float),
-    "acks_late": (bool,),
-    "guard": (bool,),
-    "guard_ttl": (int, float),
-    "fail": (int,),
-    "retry": (bool,),
-    "retry_delay": (int, float),
-}
-PARAM_LIMITS = {"count": (1, 2000), "countdown": (0, 600), "duration": (0, 300), "fail": (0, 10)}
+# Run parameters, their types and ranges: the lab's one schema (teachlab/lab/params.py).
+# A fixed ETA would be in the past by the next attempt, so experiments give countdowns.
+PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 
 # Steps: the bare word `fire`, or a one-key mapping:
 #   wait: S             sleep S seconds

@@ -177,7 +177,7 @@ def _live_context(run: Run) -> dict:
     """What the lab's live partials (templates/lab/run.html) need to draw and follow a run."""
     from teachlab.lab import history
     from teachlab.lab.fragments import picture_from
-    from teachlab.lab.runs import run_events, run_summary
+    from teachlab.lab.reading import run_events, run_summary
 
     live = run.status == "running"
     return {
@@ -228,7 +228,7 @@ def attempt_status(request: HttpRequest, slug: str, attempt_id: str) -> HttpResp
 
 @require_GET
 def run_charts(request: HttpRequest, run_id: str) -> HttpResponse:
-    from teachlab.lab.runs import run_for_learner
+    from teachlab.lab.reading import run_for_learner
 
     run = run_for_learner(run_id, learner_for_request(request))
     if run is None:

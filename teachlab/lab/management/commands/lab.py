@@ -9,6 +9,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from teachlab.lab.errors import LabError
+from teachlab.lab.params import PARAMS
 
 CLI_LEARNER_KEY = "cli"
 
@@ -27,17 +28,12 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         run = sub.add_parser("run", help="fire a run, print each receipt, then a summary")
         run.add_argument("--lane", default="redis-short")
-        run.add_argument("--countdown", type=float)
-        run.add_argument("--eta", help="ISO date and time instead of --countdown")
-        run.add_argument("--count", type=int, default=1)
-        run.add_argument("--spacing", type=float, default=0)
-        run.add_argument("--duration", type=float, default=0)
-        run.add_argument("--expires", type=float)
-        run.add_argument("--acks-late", action="store_true")
-        run.add_argument("--guard", action="store_true")
-        run.add_argument("--fail", type=int, default=0, help="the body fails this many times")
-        run.add_argument("--retry", action="store_true", help="retry after a failure")
-        run.add_argument("--prediction", type=int)
+        for param in PARAMS.values():  # the run-parameter schema checks every value
+            if param.kind == "flag":
+                run.add_argument(param.option, action="store_true", help=param.help)
+            else:
+                run.add_argument(param.option, help=param.help or param.label)
+        run.add_argument("--prediction")
         run.add_argument("--label", default="cli")
         run.add_argument("--learner", default=CLI_LEARNER_KEY, help="learner key to fire as")
         run.add_argument("--timeout", type=float, help="stop following after this many seconds")
@@ -72,20 +68,10 @@ class Command(BaseCommand):
     # --- run -------------------------------------------------------------------------------
 
     def handle_run(self, options):
-        from teachlab.lab.runs import run_fire, run_summary
+        from teachlab.lab.firing import run_fire
+        from teachlab.lab.reading import run_summary
 
-        params = {
-            "count": options["count"],
-            "countdown": options["countdown"],
-            "eta": options["eta"],
-            "spacing": options["spacing"],
-            "duration": options["duration"],
-            "expires": options["expires"],
-            "acks_late": options["acks_late"],
-            "guard": options["guard"],
-            "fail": options["fail"],
-            "retry": options["retry"],
-        }
+        params = {name: options[name] for name in PARAMS}
         run = run_fire(
             learner=_learner(options["learner"]),
             lane=options["lane"],
@@ -109,7 +95,8 @@ class Command(BaseCommand):
     def _follow(self, run, *, out, receipts_only: bool, stop_at: float, settle: bool = True):
         """Print the run's events from its log as they come, until its end marker (True) or
         `stop_at` (False). Settles the run itself too, in case no monitor runs."""
-        from teachlab.lab.runs import run_settle
+        from teachlab.lab.models import Kind
+        from teachlab.lab.settle import run_settle
         from teachlab.lab.stream import DONE, stream_read
 
         last, next_settle = "0-0", 0.0
@@ -118,7 +105,7 @@ class Command(BaseCommand):
                 last = event["id"]
                 if event["kind"] == DONE:
                     return True
-                if event["kind"] == "received" or not receipts_only:
+                if event["kind"] == Kind.RECEIVED or not receipts_only:
                     out.write(self._line(event) + "\n")
                     out.flush()
             if settle and time.time() >= next_settle:
