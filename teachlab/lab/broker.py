@@ -82,7 +82,9 @@ def broker_snapshot(lane: str | Lane) -> dict:
     vt = lane.visibility_timeout or 0
     entries = []
     for (tag, delivered_at), raw in zip(scored, values, strict=True):
-        info = _decode(raw) if raw else {}
+        if not raw:  # acked between the two reads: no longer unacked
+            continue
+        info = _decode(raw)
         age = now - delivered_at
         entries.append(
             {
