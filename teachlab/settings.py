@@ -232,9 +232,6 @@ LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
 # Runs the whole server accepts per minute from everyone together (0: no class-wide limit);
 # classroom mode sets it so thirty laptops cannot swamp one instructor's workers.
 LAB_CLASS_RUNS_PER_MINUTE = env_int("LAB_CLASS_RUNS_PER_MINUTE", 0)
-# Workers send a burst of one run's events as one `lab.events` channel message (see
-# teachlab/lab/README.md); the lab consumer and the workshop hub both take that type.
-LAB_EVENT_BATCHES = env_bool("LAB_EVENT_BATCHES", True)
 # Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
 # restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
 LAB_EXTRA_LANES = [
