@@ -1,7 +1,7 @@
 """Lab fixtures: real worker processes for every lane on the private test Redis and a RabbitMQ
 vhost of this session's own, started once per session and shared by every lab test.
 
-Workers and the `lab` command (run as a subprocess) use the session's file database, the
+Workers and the `lab` command (run as a subprocess) use the session's live database, the
 same one the live server uses; in-process tests that only validate use pytest-django's `db`.
 """
 
@@ -46,7 +46,7 @@ class LabStack:
 
 @pytest.fixture(scope="session")
 def lab_stack():
-    """Migrated file database, a RabbitMQ vhost, and supervised workers for every lane."""
+    """Migrated live database, a RabbitMQ vhost, and supervised workers for every lane."""
     from django.conf import settings
 
     from teachlab.lab.lanes import lanes

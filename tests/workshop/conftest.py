@@ -109,7 +109,7 @@ def _renamed(argv: list[str]) -> list[str]:
 @pytest.fixture(scope="session")
 def room_lab(live_server_url):
     """redis-short workers and the lab monitor (which settles runs and says so), on the
-    session's private Redis and file database, for rooms that fire a shared run.
+    session's private Redis and live database, for rooms that fire a shared run.
 
     When the lab's own session workers are already alive (tests/lab ran first), they are
     used; otherwise two workers of our own, under names of their own so the lab's worker
