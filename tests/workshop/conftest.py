@@ -101,11 +101,6 @@ def question():
     pytest.fail("no lesson question with claims; lessons/content is empty")
 
 
-def _renamed(argv: list[str]) -> list[str]:
-    i = argv.index("--name") + 1
-    return [*argv[:i], f"{argv[i]}-room", *argv[i + 1 :]]
-
-
 @pytest.fixture(scope="session")
 def room_lab(live_server_url):
     """redis-short workers and the lab monitor (which settles runs and says so), on the
@@ -118,15 +113,10 @@ def room_lab(live_server_url):
     import subprocess
     import sys
 
-    from teachlab.lab.workers import workers_list
-    from tests.lab.workerpool import LabWorkers
+    from tests.lab.workerpool import redis_short_workers
     from tests.stack import BASE_DIR, test_env
 
-    workers = None
-    if not any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
-        workers = LabWorkers(["redis-short"])
-        workers.specs = {f"{name}-room": _renamed(argv) for name, argv in workers.specs.items()}
-        workers.restarts = dict.fromkeys(workers.specs, 0)
+    workers = redis_short_workers("-room")
     monitor = subprocess.Popen(
         [sys.executable, "manage.py", "lab", "monitor"],
         cwd=BASE_DIR,
