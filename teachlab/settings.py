@@ -1,7 +1,9 @@
 """Settings for teachlab, read from the environment with safe local defaults.
 
 Every setting that differs between a laptop, CI and docker compose is an env var
-named TEACHLAB_<SETTING>; the defaults suit `scripts/run` on one machine.
+named TEACHLAB_<SETTING> (DATABASE_URL keeps its usual name); the defaults suit
+`scripts/run` on one machine: SQLite, static files straight from static/. Several web
+processes or machines (scripts/serve) share PostgreSQL through DATABASE_URL and Redis.
 """
 
 import os
@@ -89,9 +91,10 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 if DATABASE_URL:
     import dj_database_url
 
+    # Under ASGI Django advises against persistent connections (0: one per request/task).
     DATABASES = {
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
         )
     }
 else:
