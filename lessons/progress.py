@@ -72,12 +72,14 @@ def rating_record(
 ) -> tuple[SelfRating, bool]:
     """Store a self-rating and grade the question's review with it; (rating, created).
     The same rating again (a double click, a resubmit) is not stored or graded twice."""
-    latest = SelfRating.objects.filter(
-        learner=learner, question_slug=question_slug, tier=tier
-    ).first()
-    if latest is not None and latest.rating == rating:
-        return latest, False
     with transaction.atomic():
+        # The learner's row lock makes a double submit wait and then see the first rating.
+        list(Learner.objects.select_for_update().filter(pk=learner.pk).values_list("pk"))
+        latest = SelfRating.objects.filter(
+            learner=learner, question_slug=question_slug, tier=tier
+        ).first()
+        if latest is not None and latest.rating == rating:
+            return latest, False
         saved = SelfRating.objects.create(
             learner=learner, question_slug=question_slug, tier=tier, rating=rating
         )

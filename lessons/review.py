@@ -21,6 +21,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.db import transaction
+
 from lessons.models import Learner, ReviewItem
 
 MIN_EASINESS = 1.3
@@ -79,11 +81,17 @@ def due_date(*, schedule: Schedule, reviewed_on: dt.date) -> dt.date:
     return reviewed_on + dt.timedelta(days=schedule.interval_days)
 
 
+@transaction.atomic
 def review_record(
     *, learner: Learner, kind: str, key: str, question_slug: str, quality: int, today: dt.date
 ) -> ReviewItem:
-    """Grade one review of a question or claim and store when it comes back."""
-    item = ReviewItem.objects.filter(learner=learner, kind=kind, key=key).first()
+    """Grade one review of a question or claim and store when it comes back.
+
+    The item's row lock (until the caller's transaction ends) keeps two grades from one learner (two
+    tabs) from both reading the old schedule and one of them being lost."""
+    item = (
+        ReviewItem.objects.select_for_update().filter(learner=learner, kind=kind, key=key).first()
+    )
     before = (
         Schedule(item.repetitions, item.easiness, item.interval_days, item.reviews)
         if item

@@ -8,19 +8,25 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
 # Django must be set up before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.auth import AuthMiddleware  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 
+from teachlab.cookies import NulCookiesSocket  # noqa: E402
 from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # Static files are served by the app itself so a workshop room needs nothing else.
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT).
+        "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions.
+            CookieMiddleware(
+                NulCookiesSocket(
+                    SessionMiddleware(AuthMiddleware(URLRouter(websocket_urlpatterns)))
+                )
+            )
         ),
     }
 )

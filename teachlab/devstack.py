@@ -159,6 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     import django
 
     django.setup()
+    from django.conf import settings
+
+    if not settings.DEBUG:  # hashed, compressed static files must be collected first
+        from django.core.management import call_command
+
+        call_command("collectstatic", "--noinput", verbosity=0)
     web = Child(
         "web",
         [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "teachlab.asgi:application"],

@@ -1,7 +1,9 @@
 """Settings for teachlab, read from the environment with safe local defaults.
 
 Every setting that differs between a laptop, CI and docker compose is an env var
-named TEACHLAB_<SETTING>; the defaults suit `scripts/run` on one machine.
+named TEACHLAB_<SETTING> (DATABASE_URL keeps its usual name); the defaults suit
+`scripts/run` on one machine: SQLite, static files straight from static/. Several web
+processes or machines (scripts/serve) share PostgreSQL through DATABASE_URL and Redis.
 """
 
 import os
@@ -61,7 +63,9 @@ MIDDLEWARE = [
     # Before the host check and the HTTPS redirect: a container probe asks by IP over HTTP.
     "teachlab.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
+    "teachlab.cookies.nul_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -89,21 +93,38 @@ TEMPLATES = [
     },
 ]
 
-# SQLite in WAL mode takes concurrent writers (web + several workers) well enough for a
-# classroom; IMMEDIATE transactions avoid "database is locked" on upgrade from read to write.
+# DATABASE_URL (the usual name, no TEACHLAB_ prefix) picks PostgreSQL for several web
+# processes, workers on other machines, or CI: postgres://user:pass@host:5432/name.
+# Unset, SQLite in WAL mode is the embedded default: it takes concurrent writers (web +
+# several workers on one disk) well enough for a classroom, and IMMEDIATE transactions avoid
+# "database is locked" on upgrade from read to write. The web process, the lab workers, the
+# recorder and the monitor all import these settings, so they always share one database.
+# Code that must not race (votes, predictions, ratings) locks rows with select_for_update,
+# which PostgreSQL honours and SQLite's write lock makes unnecessary.
 # https://docs.djangoproject.com/en/5.2/ref/databases/#sqlite-notes
 DB_PATH = Path(env("DB_PATH", str(BASE_DIR / "var" / "teachlab.sqlite3")))
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": DB_PATH,
-        "OPTIONS": {
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 30,
-        },
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+if DATABASE_URL:
+    import dj_database_url
+
+    # Under ASGI Django advises against persistent connections (0: one per request/task).
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
+        )
     }
-}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DB_PATH,
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+            },
+        }
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -119,9 +140,22 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# WhiteNoise serves static files from the app itself, so a workshop room or a replica behind
+# a proxy needs nothing else. With DEBUG off the files are collected (scripts/serve runs
+# collectstatic) under content-hashed names with gzip copies beside them, and served
+# with far-future cache headers; with DEBUG on they come straight from static/.
+# https://whitenoise.readthedocs.io/en/stable/django.html
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "var" / "static")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))

@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+import teachlab.lab.converters  # noqa: F401 - registers <token:...>
 from teachlab.lab import views
 
 app_name = "lab"
@@ -9,8 +10,8 @@ urlpatterns = [
     path("workers/", views.workers_panel, name="workers"),
     path("workers/<str:name>/<slug:action>/", views.worker_action, name="worker_action"),
     path("runs/", views.history_page, name="history"),
-    path("runs/<str:run_id>/", views.run_page, name="run"),
-    path("runs/<str:run_id>/replay.json", views.replay_json, name="replay"),
-    path("runs/<str:run_id>/export.csv", views.export_csv, name="export_csv"),
-    path("runs/<str:run_id>/export.json", views.export_json, name="export_json"),
+    path("runs/<token:run_id>/", views.run_page, name="run"),
+    path("runs/<token:run_id>/replay.json", views.replay_json, name="replay"),
+    path("runs/<token:run_id>/export.csv", views.export_csv, name="export_csv"),
+    path("runs/<token:run_id>/export.json", views.export_json, name="export_json"),
 ]

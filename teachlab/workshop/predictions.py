@@ -78,6 +78,7 @@ def shared_run_open(
         raise WorkshopError("Pick what the room predicts: receipts, executions, duplicates…")
     prompt = " ".join((prompt or "").split())[:300] or f"How many {content.METRICS[metric]}?"
     with transaction.atomic():
+        rooms.room_locked(room.pk)
         shared = SharedRun.objects.create(
             room=room,
             title=title[:200],
@@ -127,7 +128,7 @@ def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
     if not 0 <= number <= MAX_PREDICTION:
         raise WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
     with transaction.atomic():
-        room = Room.objects.select_related("shared_run").get(pk=seat.room_id)
+        room = rooms.room_locked(seat.room_id)  # a fire or close lands before or after
         rooms.require_open(room)
         shared = room.shared_run
         if shared is None or shared.pk != shared_run_id:
@@ -159,7 +160,10 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     if shared is None:
         raise WorkshopError("Open a run for the room first.")
     now = timezone.now()
-    if not SharedRun.objects.filter(pk=shared.pk, fired_at__isnull=True).update(fired_at=now):
+    with transaction.atomic():
+        rooms.room_locked(room.pk)  # a guess being stored lands before predictions close
+        fired = SharedRun.objects.filter(pk=shared.pk, fired_at__isnull=True).update(fired_at=now)
+    if not fired:
         raise WorkshopError("This run has already been fired; open a new one to go again.")
     shared.fired_at = now
     broadcast.run_changed(room=room)

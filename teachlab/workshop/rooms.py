@@ -116,11 +116,28 @@ def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
     return room
 
 
+def room_locked(pk: int) -> Room:
+    """The room, its row locked until the transaction ends.
+
+    Whatever reads the room's state and then writes on it (a vote, a guess, a reveal, a
+    fire) takes this first, so two of them on one room happen one after the other. On
+    PostgreSQL it is a row lock (FOR UPDATE); on SQLite the IMMEDIATE transaction already
+    holds the database's write lock and Django leaves FOR UPDATE out. The open claim and run
+    are not joined in: rows read in the same statement as the lock keep the version from
+    before the wait, so they are read afterwards, by their own queries.
+    """
+    return Room.objects.select_for_update().get(pk=pk)
+
+
 def room_close(*, room: Room) -> Room:
-    if room.closed_at is None:
-        room.closed_at = timezone.now()
-        room.save(update_fields=["closed_at"])
+    # One UPDATE: it waits for a vote or guess holding the room's row lock, and of two
+    # closes only one finds the room open and tells the room.
+    now = timezone.now()
+    if Room.objects.filter(pk=room.pk, closed_at__isnull=True).update(closed_at=now):
+        room.closed_at = now
         broadcast.room_closed(room=room)
+    elif room.closed_at is None:
+        room.refresh_from_db(fields=["closed_at"])
     return room
 
 

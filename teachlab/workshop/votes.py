@@ -40,6 +40,7 @@ def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
     if claim is None:
         raise WorkshopError("That claim is not in the lessons.")
     with transaction.atomic():
+        rooms.room_locked(room.pk)
         ClaimRound.objects.filter(room=room, revealed_at__isnull=True).update(
             revealed_at=timezone.now()
         )
@@ -67,9 +68,9 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
     if choice not in CHOICES:
         raise WorkshopError("Vote “holds up” or “costs you the question”.")
     with transaction.atomic():
-        # Read the room inside the write transaction (IMMEDIATE on SQLite), so a reveal or a
-        # close racing this vote lands wholly before or wholly after it.
-        room = Room.objects.select_related("claim_round").get(pk=seat.room_id)
+        # The room's row lock (rooms.room_locked), so a reveal or a close racing this vote
+        # lands wholly before or wholly after it.
+        room = rooms.room_locked(seat.room_id)
         rooms.require_open(room)
         cr = room.claim_round
         if cr is None or cr.pk != round_id:
@@ -87,13 +88,16 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
 
 
 def claim_reveal(*, room: Room) -> ClaimRound:
-    rooms.require_open(room)
-    cr = room.claim_round
-    if cr is None:
-        raise WorkshopError("No claim is open: put one to the room first.")
-    if cr.revealed_at is None:
-        cr.revealed_at = timezone.now()
-        cr.save(update_fields=["revealed_at"])
+    with transaction.atomic():
+        locked = rooms.room_locked(room.pk)
+        rooms.require_open(locked)
+        cr = locked.claim_round
+        if cr is None:
+            raise WorkshopError("No claim is open: put one to the room first.")
+        if cr.revealed_at is None:
+            cr.revealed_at = timezone.now()
+            cr.save(update_fields=["revealed_at"])
+    room.claim_round = cr
     broadcast.claim_changed(room=room)
     return cr
 

@@ -1,7 +1,7 @@
 """Lab fixtures: real worker processes for every lane on the private test Redis and a RabbitMQ
 vhost of this session's own, started once per session and shared by every lab test.
 
-Workers and the `lab` command (run as a subprocess) use the session's file database, the
+Workers and the `lab` command (run as a subprocess) use the session's live database, the
 same one the live server uses; in-process tests that only validate use pytest-django's `db`.
 """
 
@@ -46,7 +46,7 @@ class LabStack:
 
 @pytest.fixture(scope="session")
 def lab_stack():
-    """Migrated file database, a RabbitMQ vhost, and supervised workers for every lane."""
+    """Migrated live database, a RabbitMQ vhost, and supervised workers for every lane."""
     from django.conf import settings
 
     from teachlab.lab.lanes import lanes
@@ -67,6 +67,15 @@ def lab_stack():
         workers.stop()
         rabbit.delete()
         settings.RABBIT_URL = old_rabbit_url
+
+
+def run_id_from(proc: subprocess.Popen) -> str:
+    """The run id from `lab run`'s "run <id> on <lane>: ..." line on stderr (other lines, such
+    as production mode's plain-HTTP warning, may come first)."""
+    for line in proc.stderr:
+        if line.startswith("run "):
+            return line.split()[1]
+    raise AssertionError(f"lab run printed no run line (exit {proc.wait()})")
 
 
 def run_json(proc: subprocess.Popen, timeout: float = 150) -> dict:

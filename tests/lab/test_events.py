@@ -6,6 +6,7 @@ import time
 import pytest
 
 from teachlab.lab.stream import DONE, stream_read
+from tests.lab.conftest import run_id_from
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -25,8 +26,7 @@ def test_a_redelivered_copy_arrives_live_in_the_run_log_as_its_own_event(lab_sta
     proc = lab_stack.lab_popen(
         "run", "--lane", "redis-short", "--countdown", "12", "--json", "--learner", "test-events"
     )
-    first = proc.stderr.readline()  # "run <id> on redis-short: ..." (the summary goes to stdout)
-    run_id = first.split()[1]
+    run_id = run_id_from(proc)  # the summary goes to stdout
     entries = _follow(run_id, until=time.time() + 30)
     proc.communicate(timeout=30)
 

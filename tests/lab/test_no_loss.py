@@ -20,6 +20,7 @@ from collections import Counter
 import pytest
 import redis
 
+from tests.lab.conftest import run_id_from
 from tests.lab.workerpool import RECORDER
 from tests.stack import manage
 
@@ -115,8 +116,7 @@ def _fire(lab_stack, learner: str):
         "run", "--lane", "redis-short", "--count", str(BURST), "--countdown", "6",
         "--json", "--learner", learner, "--timeout", "90",
     )  # fmt: skip
-    first = proc.stderr.readline()  # "run <id> on redis-short: ..."
-    return proc, first.split()[1]
+    return proc, run_id_from(proc)
 
 
 def _kill_group(pid: int) -> None:

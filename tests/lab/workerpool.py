@@ -64,7 +64,11 @@ class RabbitVhost:
 class LabWorkers:
     """Worker processes for the given lanes, restarted when they exit (as scripts/run does)."""
 
-    def __init__(self, lane_names: list[str], env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, lane_names: list[str], env: dict[str, str] | None = None, *, suffix: str = ""
+    ) -> None:
+        """`suffix` gives the workers names of their own ("redis-short-1-room"), so the lab's
+        worker registry and controls never mistake them for the lab tests' workers."""
         from teachlab.lab.lanes import lane_get, worker_argv, worker_name
 
         self.env = test_env(TEACHLAB_WORKER_LOGLEVEL="INFO", **(env or {}))
@@ -73,9 +77,12 @@ class LabWorkers:
         for name in lane_names:
             lane = lane_get(name)
             for number in range(1, lane.workers + 1):
-                self.specs[worker_name(lane, number)] = worker_argv(lane, number)
+                worker = worker_name(lane, number) + suffix
+                argv = worker_argv(lane, number)
+                argv[argv.index("--name") + 1] = worker
+                self.specs[worker] = argv
                 if lane.plain:  # plain Celery: not in the lab's worker registry
-                    self.unlisted.add(worker_name(lane, number))
+                    self.unlisted.add(worker)
         # The recorder stores what the workers append to the runs' logs (one per stack).
         self.specs[RECORDER] = [sys.executable, str(BASE_DIR / "manage.py"), "lab", "record"]
         from teachlab.celery import jobs_worker_argv
@@ -156,3 +163,14 @@ class LabWorkers:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
+
+
+def redis_short_workers(suffix: str) -> LabWorkers | None:
+    """redis-short workers and a recorder for tests outside tests/lab (rooms, several web
+    processes), not started yet; None when the lab tests' session workers are alive already
+    (tests/lab ran first) and serve as well."""
+    from teachlab.lab.workers import workers_list
+
+    if any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
+        return None
+    return LabWorkers(["redis-short"], suffix=suffix)

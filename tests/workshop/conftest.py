@@ -101,17 +101,10 @@ def question():
     pytest.fail("no lesson question with claims; lessons/content is empty")
 
 
-def _renamed(argv: list[str]) -> list[str]:
-    if "--name" not in argv:
-        return argv
-    i = argv.index("--name") + 1
-    return [*argv[:i], f"{argv[i]}-room", *argv[i + 1 :]]
-
-
 @pytest.fixture(scope="session")
 def room_lab(live_server_url):
     """redis-short workers and the lab monitor (which settles runs and says so), on the
-    session's private Redis and file database, for rooms that fire a shared run.
+    session's private Redis and live database, for rooms that fire a shared run.
 
     When the lab's own session workers are already alive (tests/lab ran first), they are
     used; otherwise two workers of our own, under names of their own so the lab's worker
@@ -120,19 +113,10 @@ def room_lab(live_server_url):
     import subprocess
     import sys
 
-    from teachlab.lab.workers import workers_list
-    from tests.lab.workerpool import LabWorkers
+    from tests.lab.workerpool import redis_short_workers
     from tests.stack import BASE_DIR, test_env
 
-    workers = None
-    if not any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
-        workers = LabWorkers(["redis-short"])
-        workers.specs = {
-            # The recorder (no --name, one per stack) keeps its name and command.
-            (f"{name}-room" if "--name" in argv else name): _renamed(argv)
-            for name, argv in workers.specs.items()
-        }
-        workers.restarts = dict.fromkeys(workers.specs, 0)
+    workers = redis_short_workers("-room")
     monitor = subprocess.Popen(
         [sys.executable, "manage.py", "lab", "monitor"],
         cwd=BASE_DIR,

@@ -1,5 +1,6 @@
 from django.urls import path
 
+import teachlab.lab.converters  # noqa: F401 - registers <token:...>
 from teachlab.lab.experiments import views
 
 app_name = "experiments"
@@ -7,8 +8,8 @@ urlpatterns = [
     path("", views.experiment_list, name="list"),
     # Copies per task and receipts over time for any of the learner's runs; with HX-Request
     # just the fragment, so the live run page can pull it in (hx-get, hx-trigger="load").
-    path("runs/<str:run_id>/", views.run_charts, name="run_charts"),
+    path("runs/<token:run_id>/", views.run_charts, name="run_charts"),
     path("<slug:slug>/", views.experiment_page, name="detail"),
-    path("<slug:slug>/attempts/<str:attempt_id>/", views.attempt_page, name="attempt"),
-    path("<slug:slug>/attempts/<str:attempt_id>/status/", views.attempt_status, name="status"),
+    path("<slug:slug>/attempts/<token:attempt_id>/", views.attempt_page, name="attempt"),
+    path("<slug:slug>/attempts/<token:attempt_id>/status/", views.attempt_status, name="status"),
 ]

@@ -1,0 +1,53 @@
+"""DATABASE_URL picks PostgreSQL; unset, SQLite in WAL mode stays the embedded default.
+
+Settings are read once per process, so each case is a fresh interpreter, as a worker is."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.stack import BASE_DIR
+from tests.stack import test_env as stack_env
+
+SHOW = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "d = settings.DATABASES['default']; "
+    "print(json.dumps({k: str(d.get(k)) for k in ('ENGINE', 'NAME', 'HOST', 'PORT', 'USER', "
+    "'CONN_MAX_AGE')} | {'options': d.get('OPTIONS', {})}))"
+)
+
+
+def database_seen(**env: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW],
+        cwd=BASE_DIR,
+        env={k: v for k, v in stack_env(**env).items() if k != "DATABASE_URL" or v},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_database_url_selects_postgresql_with_connections_per_request():
+    seen = database_seen(DATABASE_URL="postgres://ann:pw@db.example:6543/teachlab")
+    assert seen["ENGINE"] == "django.db.backends.postgresql"
+    assert (seen["HOST"], seen["PORT"], seen["USER"], seen["NAME"]) == (
+        "db.example",
+        "6543",
+        "ann",
+        "teachlab",
+    )
+    assert seen["CONN_MAX_AGE"] == "0"  # ASGI: no persistent connections
+
+
+def test_without_database_url_sqlite_in_wal_mode_at_teachlab_db_path(tmp_path):
+    path = tmp_path / "here.sqlite3"
+    seen = database_seen(DATABASE_URL="", TEACHLAB_DB_PATH=str(path))
+    assert seen["ENGINE"] == "django.db.backends.sqlite3"
+    assert seen["NAME"] == str(path)
+    assert "journal_mode=WAL" in seen["options"]["init_command"]
+    assert seen["options"]["transaction_mode"] == "IMMEDIATE"
