@@ -263,10 +263,11 @@ def worker_restart(*, name: str) -> dict:
 def worker_holding(*, task_id: str, lane: str | None = None) -> str | None:
     """Name of the alive worker that holds a delivery of `task_id`, if one reports it (used by
     experiments that crash "the worker that holds the task")."""
+    alive = {w["name"] for w in workers_list() if w["alive"]}
     for raw in app_redis().hgetall(REGISTRY).values():
         record = json.loads(raw)
         if lane and record.get("lane") != lane:
             continue
-        if task_id in record.get("held_ids", []):
+        if record.get("name") in alive and task_id in record.get("held_ids", []):
             return record["name"]
     return None

@@ -134,16 +134,21 @@ def _until(*, states: dict[str, RunState], condition: dict) -> bool:
 
 
 def _holder(*, run: Run) -> str | None:
-    """The worker holding one of the run's deliveries right now."""
+    """The alive worker holding one of the run's deliveries right now. A worker just killed
+    still lists its deliveries (its last heartbeat) and its copy stays pending: never it."""
     lane = lane_get(run.lane)
+    alive = {w["name"] for w in _alive(lane.name)}
     for task_id in run.task_ids:
         name = worker_holding(task_id=task_id, lane=lane.name)
-        if name:
+        if name in alive:
             return name
-    pending = copies_pending(run)
+    pending = {
+        hostname.split("@", 1)[0]: n
+        for hostname, n in copies_pending(run).items()
+        if hostname.split("@", 1)[0] in alive
+    }
     if pending:
-        hostname = max(pending, key=pending.get)
-        return hostname.split("@", 1)[0]
+        return max(pending, key=pending.get)
     return None
 
 
