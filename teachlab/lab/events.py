@@ -214,7 +214,21 @@ def event_from_task(task, kind: str, *, data: dict | None = None) -> dict | None
 
 def publish_message(group: str, message: dict) -> None:
     """Send one message to a group from plain sync code (CLI, monitor, services)."""
+    publish_messages([(group, message)])
+
+
+def publish_messages(messages: list[tuple[str, dict]]) -> None:
+    """Send several (group, message) pairs in one hop into the event loop: the monitor sends
+    a handful every half second, and each async_to_sync call costs a loop of its own."""
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
-    async_to_sync(get_channel_layer().group_send)(group, message)
+    if not messages:
+        return
+    layer = get_channel_layer()
+
+    async def send_all():
+        for group, message in messages:
+            await layer.group_send(group, message)
+
+    async_to_sync(send_all)()

@@ -25,8 +25,12 @@ def _lab_side(*, learner, count: int, countdown: float, spacing: float, progress
     from teachlab.lab.models import Run
     from teachlab.lab.reading import run_summary
     from teachlab.lab.settle import run_settle
-    from teachlab.lab.workers import workers_list
+    from teachlab.lab.store import app_redis
+    from teachlab.lab.workers import BEAT, STATS_EVERY, control_key, workers_list
 
+    for worker in workers_list():  # handler times of this batch only
+        if worker["lane"] == LANE and worker["alive"]:
+            app_redis().rpush(control_key(worker["name"]), "stats-reset")
     run = run_fire(
         learner=learner,
         lane=LANE,
@@ -40,19 +44,22 @@ def _lab_side(*, learner, count: int, countdown: float, spacing: float, progress
         run.refresh_from_db()
         run_settle(run)
     summary = run_summary(run)
+    time.sleep(STATS_EVERY + 2 * BEAT)  # the heartbeats carry figures that include the end
+    handlers = {}
     for worker in workers_list():
         if worker["lane"] == LANE and worker["alive"]:
+            handlers[worker["name"]] = worker["handler_ms"]
             progress.write(f"lab: {worker['name']} signal handlers, ms: {worker['handler_ms']}\n")
     if run.status != Run.Status.DONE:
         raise LabError(f"The lab run {run.id} ended {run.status}; is the recorder running?")
-    return _side(count, summary["executions"])
+    return _side(count, summary["executions"]), handlers
 
 
 def fidelity_measure(*, count: int, countdown: float, spacing: float, learner, progress) -> dict:
-    """{"lab": {tasks, executions, amplification}, "control": {...}, "ratio"}."""
+    """{"lab": {tasks, executions, amplification}, "control": {...}, "ratio", "handler_ms"}."""
     if count < 1:
         raise LabError("--count must be at least 1.")
-    lab = _lab_side(
+    lab, handlers = _lab_side(
         learner=learner, count=count, countdown=countdown, spacing=spacing, progress=progress
     )
     batch, fired = control_fire(count=count, countdown=countdown, spacing=spacing)
@@ -71,4 +78,5 @@ def fidelity_measure(*, count: int, countdown: float, spacing: float, learner, p
         "lab": lab,
         "control": control,
         "ratio": fidelity_ratio(lab["executions"], control["executions"]),
+        "handler_ms": handlers,  # per redis-short worker: this batch's signal handler times
     }

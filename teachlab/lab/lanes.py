@@ -196,10 +196,20 @@ def lane_from_entry(entry: dict) -> Lane:
     )
 
 
+_built: dict[tuple, list[Lane]] = {}
+
+
 def lanes(*, listed_only: bool = False) -> list[Lane]:
-    """Built from settings at each call, so tests that point settings elsewhere just work."""
-    table = [*LANE_TABLE, *getattr(settings, "LAB_EXTRA_LANES", [])]
-    found = [lane_from_entry(e) for e in table]
+    """Built from the settings they depend on, so tests that point settings elsewhere just
+    work; cached per those values, since the monitor asks for them hundreds of times a second."""
+    extra = getattr(settings, "LAB_EXTRA_LANES", [])
+    key = (settings.REDIS_URL, settings.RABBIT_URL, repr(extra))
+    found = _built.get(key)
+    if found is None:
+        found = [lane_from_entry(e) for e in [*LANE_TABLE, *extra]]
+        if len(_built) > 32:
+            _built.clear()
+        _built[key] = found
     return [lane for lane in found if lane.listed or not listed_only]
 
 

@@ -15,7 +15,7 @@ import time
 from django.db import close_old_connections
 
 from teachlab.lab.broker import BrokerWatcher
-from teachlab.lab.events import publish_message
+from teachlab.lab.events import publish_messages
 from teachlab.lab.lanes import lane_status, lanes
 
 log = logging.getLogger(__name__)
@@ -27,6 +27,7 @@ def broker_group(lane_name: str) -> str:
 
 
 def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
+    messages = []
     for name, watcher in watchers.items():
         if not lane_status(name).available:
             continue
@@ -35,14 +36,28 @@ def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
         except Exception as exc:  # noqa: BLE001 - a broker going away is reported, not fatal
             log.warning("broker snapshot of %s failed: %s", name, exc)
             continue
-        publish_message(broker_group(name), {"type": "lab.broker", "snapshot": snapshot})
+        messages.append((broker_group(name), {"type": "lab.broker", "snapshot": snapshot}))
     if slow:
         from teachlab.lab.settle import runs_settle_all
         from teachlab.lab.workers import workers_list
 
-        publish_message(WORKERS_GROUP, {"type": "lab.workers", "workers": workers_list()})
+        messages.append((WORKERS_GROUP, {"type": "lab.workers", "workers": workers_list()}))
         close_old_connections()
         runs_settle_all()
+    publish_messages(messages)
+
+
+def monitor_process_setup() -> None:
+    """The monitor serves no pages: no per-query log of every batch it stores (DEBUG keeps
+    one), and one database connection kept open instead of one per batch. Both cost CPU that
+    the lab's workers need on a small machine (README, "Fidelity")."""
+    from django.conf import settings
+    from django.db import connections
+
+    settings.DEBUG = False
+    for alias in connections:
+        if connections[alias].settings_dict.get("CONN_MAX_AGE") == 0:
+            connections[alias].settings_dict["CONN_MAX_AGE"] = 600
 
 
 def monitor_loop(*, interval: float = 0.5, ticks: int | None = None, record: bool = True) -> None:

@@ -111,6 +111,12 @@ def _obey(action: str) -> None:
     log.warning("lab control: %s", action)
     if action == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
+    elif action == "stats-reset":  # `lab fidelity`: the handler times of one batch only
+        from teachlab.lab.signals import handler_cpu_seconds, handler_seconds
+
+        handler_seconds.clear()
+        handler_cpu_seconds.clear()
+        _stats["at"] = 0.0
     elif action in {"shutdown", "restart"}:
         heartbeat_mark(state="stopping" if action == "shutdown" else "restarting")
         os.kill(os.getpid(), signal.SIGTERM)  # Celery's warm shutdown

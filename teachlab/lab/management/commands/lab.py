@@ -209,8 +209,9 @@ class Command(BaseCommand):
     # --- monitor -------------------------------------------------------------------------------
 
     def handle_monitor(self, options):
-        from teachlab.lab.monitor import monitor_loop
+        from teachlab.lab.monitor import monitor_loop, monitor_process_setup
 
+        monitor_process_setup()
         monitor_loop(interval=options["interval"])
 
     def handle_fidelity(self, options):
