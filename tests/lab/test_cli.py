@@ -71,3 +71,23 @@ def test_lab_run_with_several_tasks_spaces_their_countdowns(lab_stack):
     ], rows
     for row in rows:
         assert row["due_t"] - 0.05 <= row["started_t"][0] <= row["due_t"] + 1.5, rows
+
+
+def test_lab_fidelity_counts_the_same_batch_on_the_lab_and_on_plain_celery(lab_stack):
+    """The interface the fidelity goal is measured with: both sides run the whole batch, waits
+    past one timeout give copies on both, and the ratio is lab over control."""
+    proc = lab_stack.lab(
+        "fidelity", "--count", "10", "--countdown", "8", "--spacing", "0.4", "--json",
+        timeout=240,
+    )  # fmt: skip
+    result = json.loads(proc.stdout)
+    assert set(result) >= {"lab", "control", "ratio", "handler_ms"}
+    for side in ("lab", "control"):
+        assert set(result[side]) == {"tasks", "executions", "amplification"}
+        assert result[side]["tasks"] == 10
+        # Waits of 8 to 11.6 s on a 10 s timeout: the later tasks are handed out twice.
+        assert 10 < result[side]["executions"] <= 20, result
+    lab, control = result["lab"]["executions"], result["control"]["executions"]
+    assert result["ratio"] == round(lab / control, 3)
+    assert set(result["handler_ms"]) == {"redis-short-1", "redis-short-2"}
+    assert all(stats["n"] > 0 for stats in result["handler_ms"].values())
