@@ -106,6 +106,19 @@ def lab_children() -> list[Child]:
     return [Child(name, argv, env) for name, argv, env in worker_commands(BASE_DIR)]
 
 
+def web_argv(host: str, port: int) -> list[str]:
+    """The web server: one uvicorn process, the same server as each of scripts/serve's workers.
+    Measured with scripts/bench_lab.py and 300 watchers of one run, its WebSocket path kept the
+    browser's p95 at about half of daphne's (README, "Latency"); per-message deflate is off for
+    the reason teachlab/webworker.py gives."""
+    return [
+        sys.executable, "-m", "uvicorn", "teachlab.asgi:application",
+        "--host", host, "--port", str(port),
+        "--ws", "websockets-sansio", "--ws-per-message-deflate", "false",
+        "--lifespan", "off", "--log-level", "warning",
+    ]  # fmt: skip
+
+
 def jobs_child() -> Child:
     """The project's own jobs worker: experiment attempts run there, not in the web process."""
     from teachlab.celery import jobs_worker_argv
@@ -167,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         call_command("collectstatic", "--noinput", verbosity=0)
     web = Child(
         "web",
-        [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "teachlab.asgi:application"],
+        web_argv(host, port),
     )
     web.start()
     children.append(web)

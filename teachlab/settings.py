@@ -137,7 +137,9 @@ LOGOUT_REDIRECT_URL = "lessons:index"
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
-USE_I18N = True
+# English only, with no catalogues: translation machinery off. Every template variable paid for
+# it, and the lab renders each live batch on the server (README, "Latency").
+USE_I18N = False
 USE_TZ = True
 
 # WhiteNoise serves static files from the app itself, so a workshop room or a replica behind

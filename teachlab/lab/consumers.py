@@ -45,14 +45,30 @@ def stored_events(run) -> list[dict]:
     return run_events(run)
 
 
-@database_sync_to_async
-def broker_look(lane_name: str):
+BROKER_LOOK_FRESH = 0.5  # seconds a connect-time look serves other sockets (the monitor's pace)
+_broker_looks: dict[str, tuple[float, dict | None]] = {}
+
+
+def _broker_look_sync(lane_name: str):
     from teachlab.lab.broker import broker_snapshot
 
+    cached = _broker_looks.get(lane_name)
+    if cached is not None and time.monotonic() - cached[0] < BROKER_LOOK_FRESH:
+        return cached[1]
     try:
-        return broker_snapshot(lane_name)
+        snapshot = broker_snapshot(lane_name)
     except Exception:  # noqa: BLE001 - a broker away must not break the page
-        return None
+        snapshot = None
+    _broker_looks[lane_name] = (time.monotonic(), snapshot)
+    return snapshot
+
+
+@database_sync_to_async
+def broker_look(lane_name: str):
+    """One look at the lane's broker for a page that just connected. A class opening the same
+    run at once shares one look per half second: each look reads and decodes up to 300
+    messages, and 300 sockets each taking their own kept a server core busy for seconds."""
+    return _broker_look_sync(lane_name)
 
 
 BROKER_ROWS = 12  # the oldest entries, closest to being restored; the rest are counted
@@ -75,19 +91,22 @@ def broker_html(snapshot: dict | None, run_tag: str) -> str:
     return render_to_string(f"{TEMPLATE}#broker", context)
 
 
-# Every watcher of a run gets the same broker panel: render it once per snapshot.
-_broker_frames: dict[str, tuple[object, str]] = {}
+# Every watcher of a run gets the same broker panel: render it once per snapshot. Keyed by
+# snapshot too: while a class connects, connect-time looks and the monitor's snapshots
+# alternate, and one slot per run re-rendered the panel for nearly every socket.
+_broker_frames: dict[tuple[str, object], str] = {}
 
 
 def broker_frame(snapshot: dict | None, run_tag: str) -> str:
     stamp = (snapshot or {}).get("at")
-    cached = _broker_frames.get(run_tag)
-    if cached is not None and stamp is not None and cached[0] == stamp:
-        return cached[1]
-    html = broker_html(snapshot, run_tag)
-    if len(_broker_frames) > 1000:
-        _broker_frames.clear()
-    _broker_frames[run_tag] = (stamp, html)
+    if stamp is None:
+        return broker_html(snapshot, run_tag)
+    html = _broker_frames.get((run_tag, stamp))
+    if html is None:
+        html = broker_html(snapshot, run_tag)
+        if len(_broker_frames) > 256:
+            _broker_frames.clear()
+        _broker_frames[(run_tag, stamp)] = html
     return html
 
 
@@ -124,7 +143,7 @@ class RunConsumer(AsyncWebsocketConsumer):
             self.lane_tag = await self._broker_join(run)
             if self.lane_tag:
                 # One look now, so the panel is not empty until the monitor's next snapshot.
-                await self.send(text_data=broker_html(await broker_look(run.lane), self.lane_tag))
+                await self.send(text_data=broker_frame(await broker_look(run.lane), self.lane_tag))
         self.reader = await reader_join(run.id, self, after=query.get("after", "0-0"))
         self.following = True
 
