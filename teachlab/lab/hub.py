@@ -19,7 +19,7 @@ from channels.layers import get_channel_layer
 
 log = logging.getLogger(__name__)
 
-# After the first message of a burst, wait this long for the rest: every frame costs daphne the
+# After the first message of a burst, wait this long for the rest: every frame costs the server the
 # same whatever its size, so fewer, larger frames keep a burst's tail short (scripts/bench_lab.py).
 GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 

@@ -23,7 +23,7 @@ from teachlab.lab.stream import DONE, entry_event, seq_of, stream_key
 
 log = logging.getLogger(__name__)
 
-# After the first entries of a burst, wait this long for the rest: every frame costs daphne
+# After the first entries of a burst, wait this long for the rest: every frame costs the server
 # about the same whatever its size, so fewer, larger frames keep a burst's tail short.
 GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 READ_COUNT = 5000  # entries per XREAD
