@@ -113,19 +113,37 @@ def _read(sock: socket.socket):
 
 def wire_call(url: str, args) -> object:
     """Send one command on this thread's socket to `url` and return its reply (a
-    redis.ResponseError value for an error reply). One reconnect on a broken socket."""
+    redis.ResponseError value for an error reply).
+
+    Failures come out as redis-py's exceptions: ConnectionError when Redis cannot be reached
+    or hung up, TimeoutError when it did not answer in time (the command may have run, so it
+    is not sent again). A socket kept from an earlier call that turns out dead (Redis
+    restarted since) is replaced once: a dead socket never delivered the command."""
     for attempt in (1, 2):
-        if _local.sock is None or _local.url != url:
+        reused = _local.sock is not None and _local.url == url
+        if not reused:
             wire_close()
-            _local.sock, _local.url = _connect(url), url
+            try:
+                _local.sock, _local.url = _connect(url), url
+            except OSError as exc:
+                raise redis.ConnectionError(f"Redis at {_where(url)}: {exc}") from exc
         try:
             _local.sock.sendall(_encode(args))
             return _read(_local.sock)
-        except (OSError, redis.ConnectionError):
+        except TimeoutError as exc:
             wire_close()
-            if attempt == 2:
-                raise
+            raise redis.TimeoutError(f"Redis at {_where(url)} did not answer in time") from exc
+        except (OSError, redis.ConnectionError) as exc:
+            wire_close()
+            if reused and attempt == 1:
+                continue
+            raise redis.ConnectionError(f"Redis at {_where(url)}: {exc}") from exc
     raise AssertionError("unreachable")
+
+
+def _where(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}"
 
 
 def wire_close() -> None:
