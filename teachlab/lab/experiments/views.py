@@ -114,6 +114,7 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
                 learner=learner,
                 experiment=experiment,
                 raw_prediction=request.POST.get("prediction"),
+                raw_timing=request.POST.get("timing"),
             )
         except AttemptRefused as exc:
             error, status = str(exc), 400
@@ -129,6 +130,7 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
         "blocked": blocked,
         "error": error,
         "posted": request.POST.get("prediction", "") if request.method == "POST" else "",
+        "posted_timing": request.POST.get("timing", "") if request.method == "POST" else "",
         "past": past,
     }
     return render(request, TEMPLATE, context, status=status)
@@ -161,6 +163,7 @@ def _attempt_context(request: HttpRequest, experiment: Experiment, attempt: Atte
         "result": result,
         "charts": charts,
         "prediction_label": _prediction_label(experiment, attempt.prediction.get("value")),
+        "timing_label": _timing_label(experiment, attempt.prediction.get("timing")),
         "known_runs": len(fired),
     }
 
@@ -171,6 +174,13 @@ def _prediction_label(experiment: Experiment, value) -> str:
             return choice["label"]
     unit = experiment.prediction.get("unit", "")
     return f"{value} {unit}".strip()
+
+
+def _timing_label(experiment: Experiment, value) -> str:
+    for choice in (experiment.prediction.get("timing") or {}).get("choices", []):
+        if choice["id"] == value:
+            return choice["label"]
+    return ""
 
 
 def _live_context(run: Run) -> dict:
