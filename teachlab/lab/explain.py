@@ -172,7 +172,8 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
             f"{story.lane} is {_s(vt)} s, so {story.timeouts_passed} timeout"
             f"{'s' if story.timeouts_passed != 1 else ''} ran out before {one} fell due, and "
             f"ceil(wait / {_s(vt)}) predicts {_count_span(expected)} "
-            f"cop{'y' if max(expected) == 1 else 'ies'} per task, {story.expected} in all."
+            f"cop{'y' if max(expected) == 1 else 'ies'}"
+            + (" for the task." if n == 1 else f" per task, {story.expected} in all.")
         )
         more = [t for t in story.tasks if t.seen > t.expected]
         fewer = [t for t in story.tasks if t.seen < t.expected]
@@ -267,7 +268,7 @@ def celery_code(*, params: dict[str, Any], lane) -> str:
     spacing = float(params.get("spacing") or 0)
     duration = float(params.get("duration") or 0)
     acks_late = bool(params.get("acks_late"))
-    lines = ["import time", ""]
+    lines = ["import time", ""] if duration else []
     if lane.kind == "rabbit":
         lines += [
             "from celery import Celery",
@@ -280,6 +281,9 @@ def celery_code(*, params: dict[str, Any], lane) -> str:
             '          queue_arguments={"x-queue-type": "quorum"}),',
             "]",
             f'app.conf.task_default_queue = "{lane.queue}"',
+            f'app.conf.task_default_exchange = "{lane.queue}"',
+            f'app.conf.task_default_exchange_type = "{lane.exchange_type}"',
+            f'app.conf.task_default_routing_key = "{lane.queue}"',
             "# RabbitMQ holds countdowns itself (native delayed delivery) on a topic exchange:",
             'app.conf.broker_native_delayed_delivery_queue_type = "quorum"',
         ]
@@ -327,7 +331,7 @@ def celery_code(*, params: dict[str, Any], lane) -> str:
             call_options.append(f"eta=due_at + timedelta(seconds={_py(spacing)} * i)")
         else:
             call_options.append("eta=due_at")
-        lines.insert(1, "from datetime import datetime, timedelta, timezone")
+        lines.insert(0, "from datetime import datetime, timedelta, timezone")
         lines.append(
             f"due_at = datetime.fromtimestamp({_py(float(params['eta']))}, tz=timezone.utc)"
         )
