@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from lessons.learners import learner_for_request
 from teachlab.lab import export, history, replay
 from teachlab.lab.errors import LabError
-from teachlab.lab.explain import celery_code
+from teachlab.lab.explain import COUNTERS, celery_code
 from teachlab.lab.firing import run_fire
 from teachlab.lab.forms import RunForm
 from teachlab.lab.fragments import after_run_context, picture_from
@@ -159,6 +159,7 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
         "prediction": run.prediction,
         "final": not live,
         "celery_code": celery_code(params=run.params or {}, lane=lane) if lane else "",
+        "counter_defs": COUNTERS,
         # after the run: what happened and why, and (for a batch) copies per task
         **({} if live else after_run_context(summary=summary, events=events)),
         "params_text": history.params_text(run.params),

@@ -85,6 +85,7 @@ def test_the_explanation_states_timeouts_passed_copies_expected_and_seen(client,
     )
     page = _text(client.get(f"/lab/runs/{run.id}/").content.decode())
     assert "What happened and why" in page
+    assert "Receipts beyond the first of each task" in page  # each counter says what it counts
     assert "timeouts passed: 2" in page
     assert "copies expected: 3" in page and "copies seen: 3" in page
     assert "ceil(wait / 10) predicts 3 copies for the task" in page

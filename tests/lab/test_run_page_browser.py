@@ -111,7 +111,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
             expect(cells.nth(2)).to_have_text(re.compile(r"^\d+\.\d\d s$"))  # received
             expect(cells.nth(5)).to_have_text(re.compile(r"^executed at 1[34]\.\d\d s$"))
         expect(rows.nth(1).locator("td").nth(3)).to_have_text(re.compile(r"^redis-short-\d$"))
-        expect(page.locator("#counters dd.def")).to_have_count(6)
+        expect(page.locator(".counter-defs li")).to_have_count(6)
         expect(page.locator("#counters [data-counter=amplification]")).to_have_text("2.00×")
         explain = page.locator("#explain")
         expect(explain).to_contain_text("timeouts passed: 1")
@@ -119,7 +119,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         expect(explain).to_contain_text("copies seen: 2")
         expect(page.locator("#celery-code")).to_contain_text("countdown=13")
         expect(page.locator("#celery-code")).to_contain_text('"visibility_timeout": 10')
-        for selector in ("#receipts-body tr", "#counters dd.def", "#explain p", "#celery-code"):
+        for selector in ("#receipts-body tr", ".counter-defs li", "#explain p", "#celery-code"):
             assert _on_first_screen(page, selector), f"{selector} is below the first screen"
         assert _serious(page) == []
 
@@ -149,7 +149,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
             overflow = p.evaluate("document.documentElement.scrollWidth - innerWidth")
             assert overflow <= 1, f"{p.url} scrolls sideways by {overflow}px on a phone"
             wide = p.evaluate(
-                """() => ['#receipts', '#counters'].map(s => {
+                """() => ['#receipts', '.counter-grid'].map(s => {
                      const el = document.querySelector(s);
                      return el.scrollWidth - el.clientWidth; })"""
             )

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
 from lessons.learners import learner_for_request
+from teachlab.lab.explain import COUNTERS
 from teachlab.lab.experiments.attempts import (
     AttemptRefused,
     attempt_for_learner,
@@ -165,6 +166,7 @@ def _attempt_context(request: HttpRequest, experiment: Experiment, attempt: Atte
         "prediction_label": _prediction_label(experiment, attempt.prediction.get("value")),
         "timing_label": _timing_label(experiment, attempt.prediction.get("timing")),
         "known_runs": len(fired),
+        "counter_defs": COUNTERS,
     }
 
 
