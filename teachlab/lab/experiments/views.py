@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
 from lessons.learners import learner_for_request
-from teachlab.lab.explain import COUNTERS
 from teachlab.lab.experiments.attempts import (
     AttemptRefused,
     attempt_for_learner,
@@ -22,6 +21,7 @@ from teachlab.lab.experiments.attempts import (
 from teachlab.lab.experiments.catalog import Experiment, experiment_get, experiments_load
 from teachlab.lab.experiments.charts import charts_for_run
 from teachlab.lab.experiments.models import Attempt
+from teachlab.lab.explain import COUNTERS
 from teachlab.lab.models import Run
 from teachlab.lab.workers import controls_allowed
 
