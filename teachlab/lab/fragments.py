@@ -376,7 +376,8 @@ def render_done_html(summary: dict[str, Any], *, events: list[dict] | None = Non
     context = {"oob": True, "counts": summary, "final": True}
     context["prediction"] = summary.get("prediction")
     html = render_to_string(f"{TEMPLATE}#counters", context)
-    html += render_to_string(f"{TEMPLATE}#prediction", context)
+    if context["prediction"] is not None:  # pages watching a run without one have no line
+        html += render_to_string(f"{TEMPLATE}#prediction", context)
     after = after_run_context(summary=summary, events=events)
     if after:
         html += render_to_string(f"{TEMPLATE}#after_run_oob", {**context, **after})
