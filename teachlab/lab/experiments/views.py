@@ -203,7 +203,18 @@ def _live_context(run: Run) -> dict:
         "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",
         "ws_url": f"/ws/lab/runs/{run.id}/",
         "params_text": history.params_text(run.params),
+        "broker_panel": _lane_kind(run.lane) == "redis",
     }
+
+
+def _lane_kind(name: str) -> str:
+    from teachlab.lab.errors import LabError
+    from teachlab.lab.lanes import lane_get
+
+    try:
+        return lane_get(name).kind
+    except LabError:
+        return ""
 
 
 @require_GET
