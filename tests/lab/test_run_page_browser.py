@@ -99,6 +99,16 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         expect(held.first).to_be_visible(timeout=15_000)
         expect(batch.locator("#holders td[data-unacked]")).to_have_text(re.compile(r"^\d+$"))
         expect(batch.locator("#broker")).to_contain_text("Queue length")
+        # The broker panel follows the monitor's snapshots, twice a second.
+        batch.evaluate(
+            """() => { window.brokerSwaps = [];
+                new MutationObserver(changes => changes.forEach(c => c.addedNodes.forEach(n => {
+                  if (n.id === 'broker') window.brokerSwaps.push(performance.now()); })))
+                .observe(document.getElementById('live'), {childList: true, subtree: true}); }"""
+        )
+        batch.wait_for_timeout(3_000)
+        swaps = batch.evaluate("window.brokerSwaps")
+        assert len(swaps) >= 5, f"the broker panel changed {len(swaps)} times in 3 s"
 
         # The single countdown, on one laptop screen without scrolling.
         expect(page.locator("#live-status")).to_have_text(
