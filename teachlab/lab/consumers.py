@@ -178,21 +178,22 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.workers_rows: tuple = ()
         self.task_set = frozenset(run.task_ids or ())
         if run.status == "running":
-            self.lane_tag = await self._broker_join(run)
-            if self.lane_tag:
-                # One look now, so the panel is not empty until the monitor's next snapshot.
-                snapshot = await broker_look(run.lane)
-                self.unacked = unacked_mine(snapshot, self.lane_tag)
-                await self.send(text_data=broker_html(snapshot, self.lane_tag))
+            # One look now at the broker and the workers, so the panels are not empty until
+            # the monitor's next snapshots; then the hub hands those over as they come.
             from teachlab.lab.monitor import WORKERS_GROUP
 
+            first = ""
+            self.lane_tag = await self._broker_join(run)
+            if self.lane_tag:
+                snapshot = await broker_look(run.lane)
+                self.unacked = unacked_mine(snapshot, self.lane_tag)
+                first += broker_html(snapshot, self.lane_tag)
             await self._join(WORKERS_GROUP)
             self.workers_rows = holders_rows(
                 await workers_look(), lane=run.lane, task_ids=self.task_set
             )
-            await self.send(
-                text_data=holders_frame(run.id, self.workers_rows, unacked=self.unacked)
-            )
+            first += holders_frame(run.id, self.workers_rows, unacked=self.unacked)
+            await self.send(text_data=first)
         self.reader = await reader_join(run.id, self, after=query.get("after", "0-0"))
         self.following = True
 
