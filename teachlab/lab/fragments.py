@@ -27,8 +27,10 @@ OUTCOMES = {
     Kind.FAILED: "failed",
     Kind.SUPPRESSED: "suppressed",
     Kind.REVOKED: "revoked",
+    Kind.REQUEUED: "requeued",  # a warm shutdown handed it back: a later copy follows
 }
-ENDED = set(OUTCOMES.values()) - {"running"}  # outcomes after which the task waits no more
+# outcomes after which the task waits no more
+ENDED = set(OUTCOMES.values()) - {"running", "requeued"}
 
 
 def _kind(event: dict[str, Any]) -> str:
@@ -290,7 +292,7 @@ class BatchPicture:
         c.outcome = v["outcome"]
         if v["outcome"] != "running":
             c.end = v["t"]
-            if v["eta"] is not None:
+            if v["eta"] is not None and v["outcome"] in ENDED:
                 self.finished.append(v["dom"])
 
 

@@ -61,6 +61,13 @@ def _fire(page, base: str, *, countdown: str, count: str, spacing: str = "0") ->
     page.wait_for_url(re.compile(r"/lab/runs/[\w-]+/$"))
 
 
+def _shot(page, name: str) -> None:
+    import os
+
+    if os.environ.get("TEACHLAB_SHOTS"):  # TEMP: look at the layout by eye
+        page.screenshot(path=f"/tmp/lab-explains/{name}-{page.viewport_size['width']}.png")
+
+
 def _on_first_screen(page, selector: str) -> bool:
     """The element's top is inside the viewport with the page not scrolled."""
     return page.evaluate(
@@ -132,6 +139,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         for selector in ("#receipts-body tr", ".counter-defs li", "#explain p", "#celery-code"):
             assert _on_first_screen(page, selector), f"{selector} is below the first screen"
         assert _serious(page) == []
+        _shot(page, "single-laptop")
 
         # The batch: copies per task and receipts over time once it is over; rows in ETA order.
         expect(batch.locator("#live-status")).to_have_text(
@@ -151,6 +159,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
             "getComputedStyle(document.getElementById('timeline-rows')).overflowY"
         ) in {"visible", "clip"}
 
+        _shot(batch, "batch-laptop")
         # The phone: receipts and counters without sideways scrolling.
         for p in (page, batch):
             p.set_viewport_size(PHONE)
@@ -164,6 +173,7 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
                      return el.scrollWidth - el.clientWidth; })"""
             )
             assert max(wide) <= 1, wide
+            _shot(p, "phone")
 
         # The experiment finished beside us; its page logged no error either.
         verdict = experiment.get_by_role("heading", name="Prediction against observation")
