@@ -155,9 +155,15 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
     held = [t.held_for for t in story.tasks]
     what = "the message" if n == 1 else "each message"
     one = "the task" if n == 1 else f"the {n} tasks"
-    waited = "while the body ran" if not any(held) else f"for {_span(held)}"
     parts = []
-    if lane_kind != "redis" or not story.visibility_timeout:
+    if lane_kind == "redis" and story.visibility_timeout and not any(held):
+        parts.append(
+            f"Nothing waited: {'the task was' if n == 1 else 'every task was'} due at once and "
+            "its message was acknowledged as the body started, so the visibility timeout "
+            "never came into play and one delivery per task is expected. "
+            f"Workers received {story.seen} for {n} task{'s' if n != 1 else ''}."
+        )
+    elif lane_kind != "redis" or not story.visibility_timeout:
         parts.append(
             f"On {story.lane} there is no visibility timeout: RabbitMQ holds a countdown itself "
             f"and hands the message to a worker when it is due, so one delivery per task is "
@@ -168,9 +174,9 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
         late = " (with acks_late the body's time counts too)" if params.get("acks_late") else ""
         expected = [t.expected for t in story.tasks]
         parts.append(
-            f"Redis kept {what} unacknowledged {waited}{late}. The visibility timeout on "
-            f"{story.lane} is {_s(vt)} s, so {story.timeouts_passed} timeout"
-            f"{'s' if story.timeouts_passed != 1 else ''} ran out before {one} fell due, and "
+            f"Redis kept {what} unacknowledged for {_span(held)}{late}. The visibility timeout "
+            f"on {story.lane} is {_s(vt)} s, so {story.timeouts_passed} timeout"
+            f"{'s' if story.timeouts_passed != 1 else ''} ran out while {one} waited, and "
             f"ceil(wait / {_s(vt)}) predicts {_count_span(expected)} "
             f"cop{'y' if max(expected) == 1 else 'ies'}"
             + (" for the task." if n == 1 else f" per task, {story.expected} in all.")
