@@ -196,8 +196,9 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
                 )
             if fewer:
                 bits.append(
-                    f"{len(fewer)} came less often (the restore sweep runs on its own clock, "
-                    "so a copy due just after a timeout can beat it)"
+                    f"{len(fewer)} task{'s' if len(fewer) != 1 else ''} came less often "
+                    "(the restore sweep runs on its own clock, so a task due just after a "
+                    "timeout can run before its message is handed out again)"
                 )
             seen_text += ": " + "; ".join(bits) + "."
         parts.append(seen_text)

@@ -61,6 +61,17 @@ def _fire(page, base: str, *, countdown: str, count: str, spacing: str = "0") ->
     page.wait_for_url(re.compile(r"/lab/runs/[\w-]+/$"))
 
 
+def _fits_a_phone(page) -> None:
+    overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+    assert overflow <= 1, f"{page.url} scrolls sideways by {overflow}px on a phone"
+    wide = page.evaluate(
+        """() => ['#receipts', '.counter-grid'].map(s => {
+             const el = document.querySelector(s);
+             return el.scrollWidth - el.clientWidth; })"""
+    )
+    assert max(wide) <= 1, f"receipts or counters scroll sideways: {wide}"
+
+
 def _shot(page, name: str) -> None:
     import os
 
@@ -117,6 +128,13 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         swaps = batch.evaluate("window.brokerSwaps")
         assert len(swaps) >= 5, f"the broker panel changed {len(swaps)} times in 3 s"
 
+        # The live page on a phone: receipts and counters without sideways scrolling.
+        batch.set_viewport_size(PHONE)
+        expect(batch.locator("#receipts-body tr").first).to_be_visible()
+        _fits_a_phone(batch)
+        _shot(batch, "live-phone")
+        batch.set_viewport_size(LAPTOP)
+
         # The single countdown, on one laptop screen without scrolling.
         expect(page.locator("#live-status")).to_have_text(
             "Run finished: every copy has settled.", timeout=30_000
@@ -145,6 +163,8 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         expect(batch.locator("#live-status")).to_have_text(
             "Run finished: every copy has settled.", timeout=30_000
         )
+        receipts = batch.locator("#counters [data-counter=receipts]").inner_text()
+        expect(batch.locator("#receipts-body tr")).to_have_count(int(receipts))
         expect(batch.locator(".hist-bars li")).to_have_count(2)  # 1 copy and 2 copies
         expect(batch.locator(".hist-bars li").first).to_contain_text("1×")
         labels = batch.locator(".tl-row .tl-label").all_inner_texts()
@@ -160,20 +180,12 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         ) in {"visible", "clip"}
 
         _shot(batch, "batch-laptop")
-        # The phone: receipts and counters without sideways scrolling.
-        for p in (page, batch):
-            p.set_viewport_size(PHONE)
-            p.reload()
-            expect(p.locator("#receipts-body tr").first).to_be_visible()
-            overflow = p.evaluate("document.documentElement.scrollWidth - innerWidth")
-            assert overflow <= 1, f"{p.url} scrolls sideways by {overflow}px on a phone"
-            wide = p.evaluate(
-                """() => ['#receipts', '.counter-grid'].map(s => {
-                     const el = document.querySelector(s);
-                     return el.scrollWidth - el.clientWidth; })"""
-            )
-            assert max(wide) <= 1, wide
-            _shot(p, "phone")
+        # The finished page on a phone too.
+        page.set_viewport_size(PHONE)
+        page.reload()
+        expect(page.locator("#receipts-body tr").first).to_be_visible()
+        _fits_a_phone(page)
+        _shot(page, "phone")
 
         # The experiment finished beside us; its page logged no error either.
         verdict = experiment.get_by_role("heading", name="Prediction against observation")
