@@ -72,13 +72,6 @@ def _fits_a_phone(page) -> None:
     assert max(wide) <= 1, f"receipts or counters scroll sideways: {wide}"
 
 
-def _shot(page, name: str) -> None:
-    import os
-
-    if os.environ.get("TEACHLAB_SHOTS"):  # TEMP: look at the layout by eye
-        page.screenshot(path=f"/tmp/lab-explains/{name}-{page.viewport_size['width']}.png")
-
-
 def _on_first_screen(page, selector: str) -> bool:
     """The element's top is inside the viewport with the page not scrolled."""
     return page.evaluate(
@@ -132,7 +125,6 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         batch.set_viewport_size(PHONE)
         expect(batch.locator("#receipts-body tr").first).to_be_visible()
         _fits_a_phone(batch)
-        _shot(batch, "live-phone")
         batch.set_viewport_size(LAPTOP)
 
         # The single countdown, on one laptop screen without scrolling.
@@ -157,7 +149,6 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         for selector in ("#receipts-body tr", ".counter-defs li", "#explain p", "#celery-code"):
             assert _on_first_screen(page, selector), f"{selector} is below the first screen"
         assert _serious(page) == []
-        _shot(page, "single-laptop")
 
         # The batch: copies per task and receipts over time once it is over; rows in ETA order.
         expect(batch.locator("#live-status")).to_have_text(
@@ -179,13 +170,11 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
             "getComputedStyle(document.getElementById('timeline-rows')).overflowY"
         ) in {"visible", "clip"}
 
-        _shot(batch, "batch-laptop")
         # The finished page on a phone too.
         page.set_viewport_size(PHONE)
         page.reload()
         expect(page.locator("#receipts-body tr").first).to_be_visible()
         _fits_a_phone(page)
-        _shot(page, "phone")
 
         # The experiment finished beside us; its page logged no error either.
         verdict = experiment.get_by_role("heading", name="Prediction against observation")
