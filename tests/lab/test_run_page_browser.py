@@ -99,6 +99,18 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
 
         batch = context.new_page()
         _watch_console(batch, errors)
+        # The run form explains itself: the whole lane name shows, fields say what they do,
+        # and the experiments' own lanes are labelled in the workers table.
+        batch.goto(f"{live_server_url}/lab/")
+        assert batch.get_by_role("combobox", name="Lane").evaluate(
+            """sel => { const c = document.createElement('canvas').getContext('2d');
+                c.font = getComputedStyle(sel).font;
+                return c.measureText(sel.options[sel.selectedIndex].text).width + 24
+                       <= sel.clientWidth; }"""
+        ), "the lane's name is cut off"
+        expect(batch.get_by_text("How long each task's body sleeps")).to_be_visible()
+        expect(batch.get_by_text("Acknowledge the message when the body ends")).to_be_visible()
+        expect(batch.locator(".workers-table").first).to_contain_text("(experiment lane)")
         # 20 tasks due 4 s to 13.5 s on a 10 s timeout: the last ones are handed out twice.
         _fire(batch, live_server_url, countdown="4", count="20", spacing="0.5")
         page = context.new_page()
