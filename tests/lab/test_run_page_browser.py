@@ -158,6 +158,10 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         expect(explain).to_contain_text("copies seen: 2")
         expect(page.locator("#celery-code")).to_contain_text("countdown=13")
         expect(page.locator("#celery-code")).to_contain_text('"visibility_timeout": 10')
+        copy = page.locator("button.copy-code")
+        expect(copy).to_have_text("Copy")
+        copy.click()  # to the clipboard, or selected for Ctrl+C where the browser refuses
+        expect(copy).to_have_text(re.compile(r"^(Copied|Selected: press Ctrl\+C)$"))
         for selector in ("#receipts-body tr", ".counter-defs li", "#explain p", "#celery-code"):
             assert _on_first_screen(page, selector), f"{selector} is below the first screen"
         assert _serious(page) == []
