@@ -3,6 +3,27 @@
 // countdown bars, the timeline's scale, the connection status, and replays at 1x or 10x.
 (function () {
   "use strict";
+  // "Copy" beside a code sample: the clipboard where the browser allows it, else select it.
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest && ev.target.closest("[data-copy]");
+    if (!btn) return;
+    var code = document.getElementById(btn.dataset.copy);
+    if (!code) return;
+    var done = function () { btn.textContent = "Copied"; setTimeout(function () { btn.textContent = "Copy"; }, 2000); };
+    var select = function () {
+      var range = document.createRange();
+      range.selectNodeContents(code);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      btn.textContent = "Selected: press Ctrl+C";
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(code.textContent).then(done, select);
+    } else {
+      select();
+    }
+  });
   var live = document.getElementById("live");
   if (!live) return;
   var t0 = parseFloat(live.dataset.t0) || Date.now() / 1000;

@@ -91,6 +91,69 @@ def broker_html(snapshot: dict | None, run_tag: str) -> str:
     return render_to_string(f"{TEMPLATE}#broker", context)
 
 
+def holders_rows(workers: list[dict] | None, *, lane: str, task_ids: frozenset) -> tuple:
+    """Per worker of the run's lane: (name, alive, how many of this run's tasks it holds in
+    memory), from the registry each worker writes twice a second (workers.py)."""
+    rows = []
+    for w in workers or []:
+        if w.get("lane") != lane:
+            continue
+        mine = sum(1 for task_id in w.get("held_ids") or () if task_id in task_ids)
+        rows.append((str(w.get("name", "")), bool(w.get("alive")), mine))
+    return tuple(sorted(rows))
+
+
+def holders_html(rows: tuple, *, unacked: int | None) -> str:
+    context = {
+        "oob": True,
+        "holders": [{"name": n, "alive": a, "mine": m} for n, a, m in rows],
+        "held_total": sum(m for _n, _a, m in rows),
+        "unacked": unacked,
+    }
+    return render_to_string(f"{TEMPLATE}#holders", context)
+
+
+# Every watcher of a run gets the same holders panel: render it once per change.
+_holder_frames: dict[str, tuple[object, str]] = {}
+
+
+def holders_frame(run_id: str, rows: tuple, *, unacked: int | None) -> str:
+    key = (rows, unacked)
+    cached = _holder_frames.get(run_id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    html = holders_html(rows, unacked=unacked)
+    if len(_holder_frames) > 1000:
+        _holder_frames.clear()
+    _holder_frames[run_id] = (key, html)
+    return html
+
+
+_workers_looks: list[tuple[float, list | None]] = []
+
+
+@database_sync_to_async
+def workers_look():
+    """The worker registry for a page that just connected, shared for half a second like the
+    broker look (it asks the OS about every local worker process)."""
+    from teachlab.lab.workers import workers_list
+
+    if _workers_looks and time.monotonic() - _workers_looks[0][0] < BROKER_LOOK_FRESH:
+        return _workers_looks[0][1]
+    try:
+        found = workers_list()
+    except Exception:  # noqa: BLE001 - the registry away must not break the page
+        found = None
+    _workers_looks[:] = [(time.monotonic(), found)]
+    return found
+
+
+def unacked_mine(snapshot: dict | None, run_tag: str) -> int | None:
+    if not snapshot or not snapshot.get("supported", True):
+        return None
+    return sum(1 for e in snapshot.get("unacked") or [] if e.get("run_tag") == run_tag)
+
+
 # Every watcher of a run gets the same broker panel: render it once per snapshot. Keyed by
 # snapshot too: while a class connects, connect-time looks and the monitor's snapshots
 # alternate, and one slot per run re-rendered the panel for nearly every socket.
@@ -139,11 +202,26 @@ class RunConsumer(AsyncWebsocketConsumer):
             self.replay_task = asyncio.ensure_future(self.replay(query.get("replay", "")))
             return
         self.lane_tag = ""
+        self.unacked: int | None = None
+        self.workers_rows: tuple = ()
+        self.task_set = frozenset(run.task_ids or ())
         if run.status == "running":
+            # One look now at the broker and the workers, so the panels are not empty until
+            # the monitor's next snapshots; then the hub hands those over as they come.
+            from teachlab.lab.monitor import WORKERS_GROUP
+
+            first = ""
             self.lane_tag = await self._broker_join(run)
             if self.lane_tag:
-                # One look now, so the panel is not empty until the monitor's next snapshot.
-                await self.send(text_data=broker_frame(await broker_look(run.lane), self.lane_tag))
+                snapshot = await broker_look(run.lane)
+                self.unacked = unacked_mine(snapshot, self.lane_tag)
+                first += broker_frame(snapshot, self.lane_tag)
+            await self._join(WORKERS_GROUP)
+            self.workers_rows = holders_rows(
+                await workers_look(), lane=run.lane, task_ids=self.task_set
+            )
+            first += holders_frame(run.id, self.workers_rows, unacked=self.unacked)
+            await self.send(text_data=first)
         self.reader = await reader_join(run.id, self, after=query.get("after", "0-0"))
         self.following = True
 
@@ -242,10 +320,22 @@ class RunConsumer(AsyncWebsocketConsumer):
     # --- broker snapshots, handed over by the hub ---------------------------------------------
 
     async def hub_deliver(self, messages: list[dict]) -> None:
-        html = "".join(
-            broker_frame(m.get("snapshot"), self.lane_tag)
-            for m in messages
-            if m.get("type") == "lab.broker" and self.lane_tag
-        )
+        """Broker snapshots (twice a second) and the workers list (once a second): the broker
+        panel, and the holders panel whenever what it shows changed."""
+        html = ""
+        holders_before = (self.workers_rows, self.unacked)
+        snapshot = None
+        for m in messages:
+            if m.get("type") == "lab.broker" and self.lane_tag:
+                snapshot = m.get("snapshot")
+                self.unacked = unacked_mine(snapshot, self.lane_tag)
+            elif m.get("type") == "lab.workers":
+                self.workers_rows = holders_rows(
+                    m.get("workers"), lane=self.run.lane, task_ids=self.task_set
+                )
+        if snapshot is not None:  # only the newest snapshot of a burst is worth drawing
+            html += broker_frame(snapshot, self.lane_tag)
+        if (self.workers_rows, self.unacked) != holders_before:
+            html += holders_frame(self.run.id, self.workers_rows, unacked=self.unacked)
         if html:
             await self.send(text_data=html)

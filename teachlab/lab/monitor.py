@@ -3,8 +3,8 @@
 nothing more than one.
 
 Twice a second it publishes each Redis lane's broker snapshot to `lab.broker.<lane>`; once a
-second the worker list to `lab.workers`, and settles finished runs (which appends the end
-marker to the run's log).
+second, in a thread of its own so that the snapshots never wait for it, the worker list to
+`lab.workers`, and it settles finished runs (which appends the end marker to the run's log).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def broker_group(lane_name: str) -> str:
     return f"lab.broker.{lane_name}"
 
 
-def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
+def broker_messages(watchers: dict[str, BrokerWatcher]) -> list[tuple[str, dict]]:
+    """One snapshot of every reachable Redis lane, addressed to its broker group."""
     messages = []
     for name, watcher in watchers.items():
         if not lane_status(name).available:
@@ -37,13 +38,24 @@ def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
             log.warning("broker snapshot of %s failed: %s", name, exc)
             continue
         messages.append((broker_group(name), {"type": "lab.broker", "snapshot": snapshot}))
-    if slow:
-        from teachlab.lab.settle import runs_settle_all
-        from teachlab.lab.workers import workers_list
+    return messages
 
-        messages.append((WORKERS_GROUP, {"type": "lab.workers", "workers": workers_list()}))
-        close_old_connections()
-        runs_settle_all()
+
+def slow_messages() -> list[tuple[str, dict]]:
+    """The worker list; and finished runs settled (which appends their end markers)."""
+    from teachlab.lab.settle import runs_settle_all
+    from teachlab.lab.workers import workers_list
+
+    messages = [(WORKERS_GROUP, {"type": "lab.workers", "workers": workers_list()})]
+    close_old_connections()
+    runs_settle_all()
+    return messages
+
+
+def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
+    messages = broker_messages(watchers)
+    if slow:
+        messages += slow_messages()
     publish_messages(messages)
 
 
@@ -60,22 +72,44 @@ def monitor_process_setup() -> None:
             connections[alias].settings_dict["CONN_MAX_AGE"] = 600
 
 
-def monitor_loop(*, interval: float = 0.5, ticks: int | None = None, record: bool = True) -> None:
-    if record:
-        import threading
+def _slow_loop(every: float) -> None:
+    """Workers and settling on their own clock: reading every running run's events can take
+    longer than half a second on a busy machine, and the broker snapshots must not wait for
+    it (they did: the run page's broker panel moved in jumps of seconds)."""
+    while True:
+        started = time.monotonic()
+        try:
+            publish_messages(slow_messages())
+        except Exception:
+            log.exception("lab monitor: workers and settling failed")
+        time.sleep(max(0.0, every - (time.monotonic() - started)))
 
+
+def monitor_loop(*, interval: float = 0.5, ticks: int | None = None, record: bool = True) -> None:
+    """Broker snapshots every `interval` seconds; workers and settling once a second in a
+    thread of their own (with `ticks`, for tests: inline, every other tick)."""
+    import threading
+
+    if record:
         from teachlab.lab.recorder import recorder_loop
 
         threading.Thread(target=recorder_loop, name="lab-recorder", daemon=True).start()
+    if ticks is None:
+        threading.Thread(
+            target=_slow_loop, args=(1.0,), name="lab-monitor-slow", daemon=True
+        ).start()
     watchers = {
         lane.name: BrokerWatcher(lane) for lane in lanes() if lane.is_redis and not lane.plain
     }
     n = 0
+    next_at = time.monotonic()
     while ticks is None or n < ticks:
-        started = time.monotonic()
         try:
-            monitor_tick(watchers, slow=n % max(1, round(1 / interval)) == 0)
+            slow = ticks is not None and n % max(1, round(1 / interval)) == 0
+            monitor_tick(watchers, slow=slow)
         except Exception:
             log.exception("lab monitor tick failed")
         n += 1
-        time.sleep(max(0.0, interval - (time.monotonic() - started)))
+        # On a fixed beat: a late tick does not push every later one back.
+        next_at = max(next_at + interval, time.monotonic())
+        time.sleep(max(0.0, next_at - time.monotonic()))

@@ -77,13 +77,21 @@ PARAMS: dict[str, Param] = {
             low=0.001,
             help="A task not started by then is revoked. Empty: never.",
         ),
-        Param("duration", "float", 0.0, "Body takes (s)", high=MAX_DURATION),
+        Param(
+            "duration",
+            "float",
+            0.0,
+            "Body takes (s)",
+            high=MAX_DURATION,
+            help="How long each task's body sleeps once it starts, standing in for real work.",
+        ),
         Param(
             "acks_late",
             "flag",
             False,
             "acks_late",
-            help="Acknowledge after the body instead of when it starts.",
+            help="Acknowledge the message when the body ends, not just before it starts. A "
+            "waiting countdown is unacknowledged either way; acks_late adds the body's time.",
         ),
         Param(
             "guard",

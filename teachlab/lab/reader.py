@@ -142,7 +142,9 @@ class RunReader:
         if done is not None:
             self.done = done
         batch = Batch(after=self.last, last=entries[-1][0], events=events, done=done)
-        batch.html = render_batch_html(events, done=done, last=batch.last)
+        batch.html = render_batch_html(
+            events, done=done, last=batch.last, picture=self.picture, history=self.events
+        )
         self.last = batch.last
         self.batches.append(batch)
         if len(self.batches) > KEEP_BATCHES:
@@ -170,6 +172,7 @@ class RunReader:
             prediction=self.prediction,
             done=self.done,
             last=self.last,
+            events=self.events,
         )
         self.redraw_cache = (self.last, html)
         return html

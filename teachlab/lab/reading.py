@@ -123,6 +123,7 @@ def run_summary(run: Run) -> dict:
         "status": run.status,
         "params": run.params,
         "prediction": run.prediction,
+        "visibility_timeout": run.visibility_timeout,
         **counts,
         "per_task": _per_task(run),
     }

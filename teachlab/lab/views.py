@@ -15,9 +15,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from lessons.learners import learner_for_request
 from teachlab.lab import export, history, replay
 from teachlab.lab.errors import LabError
+from teachlab.lab.explain import COUNTERS, celery_code
 from teachlab.lab.firing import run_fire
 from teachlab.lab.forms import RunForm
-from teachlab.lab.fragments import picture_from
+from teachlab.lab.fragments import after_run_context, picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
 from teachlab.lab.limits import app_redis_down
 from teachlab.lab.reading import run_events, run_for_learner, run_summary
@@ -56,7 +57,13 @@ def _lane_cards() -> list[dict]:
 
 def _workers_context(request: HttpRequest) -> dict:
     allowed = controls_allowed(request.user)
-    context = {"controls": allowed, "workers": [], "actions": BUTTONS}
+    context = {
+        "controls": allowed,
+        "workers": [],
+        "actions": BUTTONS,
+        # lanes the guided experiments use, absent from the lane picker: labelled as such
+        "experiment_lanes": {lane.name for lane in lanes() if not lane.listed},
+    }
     if allowed:
         try:
             context["workers"] = workers_list()
@@ -140,15 +147,21 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
     lane = _lane_or_none(run.lane)
     # A running run gets its events over the socket on connect (backlog, then live);
     # a finished one is drawn here from what was stored.
-    picture = picture_from([] if live else run_events(run))
+    events = [] if live else run_events(run)
+    picture = picture_from(events)
+    summary = run_summary(run)
     context = {
         "run": run,
         "live": live,
         "replay": not live,
         "picture": picture,
-        "counts": run_summary(run),
+        "counts": summary,
         "prediction": run.prediction,
         "final": not live,
+        "celery_code": celery_code(params=run.params or {}, lane=lane) if lane else "",
+        "counter_defs": COUNTERS,
+        # after the run: what happened and why, and (for a batch) copies per task
+        **({} if live else after_run_context(summary=summary, events=events)),
         "params_text": history.params_text(run.params),
         "t0": f"{run.fired_at:.3f}",
         "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",

@@ -182,6 +182,8 @@ def workers_list() -> list[dict]:
                 "state": record.get("state", "") if alive or age < ALIVE_WITHIN else "gone",
                 "held": int(record.get("held", 0)) if alive else 0,
                 "running": int(record.get("running", 0)) if alive else 0,
+                # task ids it holds: the run page's per-worker panel counts its own among them
+                "held_ids": list(record.get("held_ids") or []) if alive else [],
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),
                 "handler_ms": record.get("handler_ms") or {},

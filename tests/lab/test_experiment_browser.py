@@ -40,10 +40,15 @@ def test_an_experiment_is_completed_in_the_browser_from_its_lesson_page(
     assert _serious(page) == []
 
     page.get_by_label("How many times will workers receive this one task?").fill("3")
+    # The question asks when the copies run too, so the page asks for a timing as well.
+    page.get_by_label("All together, when the 25 s countdown ends").check()
     page.get_by_role("button", name="Run the experiment").click()
     page.wait_for_url(re.compile(rf"/lab/experiments/{SLUG}/attempts/[\w-]+/$"))
     attempt_url = page.url
     expect(page.locator(".your-prediction")).to_have_text("3 receipts")
+    expect(page.locator(".your-timing")).to_contain_text("All together")
+    # The status line is in plain words, not the experiment file's metric names.
+    expect(page.locator(".attempt-status .step")).not_to_contain_text("is reached")
 
     # The run streams in like the live lab: the restored copies arrive as their own rows.
     expect(page.locator("#live-status")).to_have_text("Live: connected.", timeout=15_000)
@@ -57,6 +62,8 @@ def test_an_experiment_is_completed_in_the_browser_from_its_lesson_page(
     expect(page.locator(".overall")).to_contain_text("Every check passed")
     expect(page.locator(".check.bad")).to_have_count(0)
     expect(page.locator(".check.ok")).to_have_count(5)
+    timing = page.locator(".prediction-table tr", has_text="Timing match")
+    expect(timing).to_contain_text("Yes")
     observed = page.locator(".prediction-table tr", has_text="The broker showed")
     expect(observed).to_contain_text(re.compile(r"[3-9] receipts"))
     expect(page.locator(".checks")).to_contain_text("observed")

@@ -275,3 +275,25 @@ def test_an_until_may_wait_for_another_run_and_a_shutdown_may_have_a_grace_perio
     assert any("no run named 'nobody'" in p.message for p in problems)
     _, problems = validate(text.replace("worker: holder, grace: 3", "worker: holder"))
     assert any("missing `grace`" in p.message for p in problems)
+
+
+def test_a_timing_prediction_loads_with_its_run_filled_in_and_a_bad_one_is_reported():
+    timing = GOOD.replace(
+        "  observe: {what: max_receipts}\n",
+        "  observe: {what: max_receipts}\n"
+        "  timing:\n"
+        "    prompt: When do they run?\n"
+        "    choices:\n"
+        "      - {id: together, label: Together, when: {what: max_running_at_once, at_least: 2}}\n"
+        "      - {id: apart, label: Apart, when: {what: tasks, at_least: 0}}\n",
+    )
+    experiment, problems = validate(timing)
+    assert problems == []
+    assert experiment.prediction["timing"]["choices"][0]["when"]["run"] == "main"
+    broken = timing.replace(
+        "      - {id: apart, label: Apart, when: {what: tasks, at_least: 0}}\n", ""
+    )
+    _experiment, problems = validate(broken)
+    choices_line = broken.splitlines().index("    choices:") + 1
+    assert len(problems) == 1 and "choices" in problems[0].message
+    assert problems[0].line in (choices_line, choices_line + 1)

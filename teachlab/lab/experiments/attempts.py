@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
-from teachlab.lab.experiments.runner import experiment_execute, prediction_parse
+from teachlab.lab.experiments.runner import experiment_execute, prediction_parse, timing_parse
 
 log = logging.getLogger(__name__)
 GRACE = 120  # seconds beyond an experiment's planned length before a running attempt is stale
@@ -89,7 +89,7 @@ def attempts_expire() -> None:
             )
 
 
-def attempt_start(*, learner, experiment: Experiment, raw_prediction) -> Attempt:
+def attempt_start(*, learner, experiment: Experiment, raw_prediction, raw_timing=None) -> Attempt:
     """Check the prediction and the limits, store the attempt, queue it for the jobs worker
     once the row is committed. An attempt that could not be queued comes back failed, with
     the reason in `error` (see `attempt_queue_failed`)."""
@@ -99,6 +99,10 @@ def attempt_start(*, learner, experiment: Experiment, raw_prediction) -> Attempt
         raise AttemptRefused(str(exc)) from None
     if value is None:
         raise AttemptRefused("Make a prediction first: that is the point of the experiment.")
+    try:
+        timing = timing_parse(experiment=experiment, raw=raw_timing)
+    except ValueError as exc:
+        raise AttemptRefused(str(exc)) from None
     attempts_expire()
     active = Attempt.objects.filter(status__in=Attempt.ACTIVE)
     if active.filter(learner=learner).exists():
@@ -110,7 +114,7 @@ def attempt_start(*, learner, experiment: Experiment, raw_prediction) -> Attempt
     attempt = Attempt.objects.create(
         learner=learner,
         slug=experiment.slug,
-        prediction={"kind": experiment.prediction["kind"], "value": value},
+        prediction={"kind": experiment.prediction["kind"], "value": value, "timing": timing},
         status=Attempt.Status.QUEUED,
         step="waiting for the jobs worker",
     )
@@ -203,6 +207,7 @@ def attempt_work(*, attempt_id: str) -> None:
             experiment=experiment,
             learner=attempt.learner,
             prediction=attempt.prediction.get("value"),
+            timing=attempt.prediction.get("timing"),
             progress=progress,
             on_fired=on_fired,
         )

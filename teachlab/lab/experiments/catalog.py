@@ -177,6 +177,33 @@ class _Checker:
         return True
 
 
+def _choices(c: _Checker, choices: object, path: tuple, run_names: list[str]) -> None:
+    """A list of choices, each with an id, a label and the condition that makes it true."""
+    if not c.listing(choices, path, "`choices`", at_least=2):
+        return
+    ids = []
+    for i, choice in enumerate(choices):
+        cpath = (*path, i)
+        if not c.mapping(choice, cpath, schema.CHOICE_FIELDS, "a choice"):
+            continue
+        if not isinstance(choice.get("id"), str) or not re.match(schema.NAME_PATTERN, choice["id"]):
+            c.problem((*cpath, "id"), "a choice `id` is lowercase letters, digits and hyphens")
+        elif choice["id"] in ids:
+            c.problem((*cpath, "id"), f"two choices have the id {choice['id']!r}")
+        ids.append(choice.get("id"))
+        if "label" in choice:
+            c.text(choice["label"], (*cpath, "label"), "a choice `label`")
+        if "when" in choice:
+            _condition(
+                c,
+                choice["when"],
+                (*cpath, "when"),
+                schema.CONDITION_FIELDS,
+                "a choice's `when`",
+                run_names,
+            )
+
+
 def _condition(
     c: _Checker, value: object, path: tuple, fields: dict, what: str, run_names: list[str]
 ) -> None:
@@ -437,38 +464,21 @@ def experiment_validate(
             if "choices" in prediction:
                 c.problem((*ppath, "choices"), "a number prediction has no `choices`")
         else:
-            choices = prediction.get("choices")
-            if c.listing(choices, (*ppath, "choices"), "`choices`", at_least=2):
-                ids = []
-                for i, choice in enumerate(choices):
-                    cpath = (*ppath, "choices", i)
-                    if not c.mapping(choice, cpath, schema.CHOICE_FIELDS, "a choice"):
-                        continue
-                    if not isinstance(choice.get("id"), str) or not re.match(
-                        schema.NAME_PATTERN, choice["id"]
-                    ):
-                        c.problem(
-                            (*cpath, "id"), "a choice `id` is lowercase letters, digits and hyphens"
-                        )
-                    elif choice["id"] in ids:
-                        c.problem((*cpath, "id"), f"two choices have the id {choice['id']!r}")
-                    ids.append(choice.get("id"))
-                    if "label" in choice:
-                        c.text(choice["label"], (*cpath, "label"), "a choice `label`")
-                    if "when" in choice:
-                        _condition(
-                            c,
-                            choice["when"],
-                            (*cpath, "when"),
-                            schema.CONDITION_FIELDS,
-                            "a choice's `when`",
-                            run_names,
-                        )
+            _choices(c, prediction.get("choices"), (*ppath, "choices"), run_names)
             if "observe" in prediction:
                 c.problem(
                     (*ppath, "observe"),
                     "a choice prediction is matched by each choice's `when`, not `observe`",
                 )
+
+        timing = prediction.get("timing")
+        tpath = (*ppath, "timing")
+        if "timing" in prediction and c.mapping(
+            timing, tpath, schema.TIMING_FIELDS, "the timing prediction"
+        ):
+            if "prompt" in timing:
+                c.text(timing["prompt"], (*tpath, "prompt"), "the timing `prompt`")
+            _choices(c, timing.get("choices"), (*tpath, "choices"), run_names)
 
     checks = data.get("checks")
     if "checks" in data and c.listing(checks, ("checks",), "`checks`"):
@@ -509,6 +519,10 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
         prediction["choices"] = [
             {**ch, "when": with_run(ch["when"])} for ch in prediction["choices"]
         ]
+    if prediction.get("timing"):
+        timing = dict(prediction["timing"])
+        timing["choices"] = [{**ch, "when": with_run(ch["when"])} for ch in timing["choices"]]
+        prediction["timing"] = timing
     runs = []
     for run in data["runs"]:
         steps = [

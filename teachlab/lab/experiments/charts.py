@@ -20,10 +20,18 @@ MANY_TASKS = 5
 PLOT_W, PLOT_H = 600, 160
 
 
-def charts_for_observation(*, observation: Observation, force: bool = False) -> dict | None:
+HISTOGRAM_CAPTIONS = {
+    "executions": "Tasks by how many times their body ran",
+    "receipts": "Tasks by how many copies workers received",
+}
+
+
+def charts_for_observation(
+    *, observation: Observation, force: bool = False, histogram_of: str = "executions"
+) -> dict | None:
     if len(observation.tasks) < MANY_TASKS and not force:
         return None
-    histogram = copies_histogram(observation=observation, what="executions")
+    histogram = copies_histogram(observation=observation, what=histogram_of)
     top = max((n for _copies, n in histogram), default=1) or 1
     bars = [
         {"copies": copies, "tasks": n, "pct": round(100 * n / top, 1)} for copies, n in histogram
@@ -55,6 +63,8 @@ def charts_for_observation(*, observation: Observation, force: bool = False) -> 
         "receipts": run_metric(observation=observation, what="receipts"),
         "executions": run_metric(observation=observation, what="executions"),
         "bars": bars,
+        "histogram_caption": HISTOGRAM_CAPTIONS[histogram_of],
+        "histogram_of": histogram_of,
         "columns": columns,
         "bucket": bucket,
         "peak": peak,

@@ -60,6 +60,7 @@ Progress = Callable[[str], None]
 @dataclass
 class RunState:
     spec: dict
+    label: str = ""  # "Run “crash”: " when the experiment has several runs; "" otherwise
     run: Run | None = None
     errors: list[str] = field(default_factory=list)
     log: list[tuple[float, str]] = field(default_factory=list)
@@ -77,7 +78,40 @@ class StepFailed(LabError):
 def _say(state: RunState, started: float, text: str, progress: Progress | None) -> None:
     state.log.append((round(time.time() - started, 1), text))
     if progress is not None:
-        progress(f"{state.spec['name']}: {text}")
+        progress(f"{state.label}{text}")
+
+
+def _times(n: float) -> str:
+    n = int(n) if float(n).is_integer() else n
+    return {1: "once", 2: "twice"}.get(n, f"{n:g} times")
+
+
+# What an `until` waits for, in words: metric -> (words for the run, words for every task).
+UNTIL_WORDS = {
+    "executions": ("the body has run {n}", "every task's body has run {n}"),
+    "completions": ("the body has finished {n}", "every task's body has finished {n}"),
+    "receipts": ("workers have received a task {n}", "workers have received every task {n}"),
+    "revoked": ("a worker has revoked a copy {n}", "every task has been revoked {n}"),
+    "suppressed": ("the guard has turned a copy away {n}", "the guard turned every task away {n}"),
+    "min_executions": ("every task's body has run {n}", "every task's body has run {n}"),
+}
+
+
+def until_text(condition: dict, *, own_run: str) -> str:
+    """An `until` step as a learner reads it: "Watching until the body has run at least
+    twice (up to 32 s)", not the file's metric names."""
+    what, within = condition.get("what", ""), condition.get("within", 0)
+    words = UNTIL_WORDS.get(what)
+    if words is None or "at_least" not in condition:
+        phrase = f"{metric_label(what)} is reached"
+    else:
+        n = float(condition["at_least"])
+        template = words[1] if condition.get("per") == "task" else words[0]
+        phrase = template.format(n=("at least " if n > 1 else "") + _times(n))
+    whose = condition.get("run")
+    if whose and whose != own_run:
+        phrase += f" in run “{whose}”"
+    return f"Watching until {phrase} (up to {float(within):g} s)"
 
 
 def _fire(*, state: RunState, experiment: Experiment, learner) -> None:
@@ -203,10 +237,11 @@ def _run_steps(
         for step in state.spec["steps"]:
             if step == "fire":
                 _fire(state=state, experiment=experiment, learner=learner)
+                n = len(state.run.task_ids)
                 _say(
                     state,
                     started,
-                    f"fired {len(state.run.task_ids)} task(s) at {state.run.lane}",
+                    f"Sent {n} task{'s' if n != 1 else ''} to {state.run.lane}",
                     progress,
                 )
                 if on_fired is not None:
@@ -214,22 +249,31 @@ def _run_steps(
                 continue
             ((key, value),) = step.items()
             if key == "wait":
-                _say(state, started, f"waiting {value:g} s", progress)
+                _say(state, started, f"Waiting {value:g} s", progress)
                 time.sleep(float(value))
             elif key == "until":
-                whose = "" if value["run"] == state.spec["name"] else f" of {value['run']}"
-                _say(state, started, f"waiting until {value['what']}{whose} is reached", progress)
+                _say(state, started, until_text(value, own_run=state.spec["name"]), progress)
                 if not _until(states=states, condition=value):
-                    _say(state, started, f"still not there after {value['within']:g} s", progress)
+                    _say(
+                        state,
+                        started,
+                        f"Still not there after {value['within']:g} s; going on",
+                        progress,
+                    )
             elif key == "crash":
                 name = _stop_worker(state=state, action="crash", target=value)
-                _say(state, started, f"crashed (SIGKILL) {name}", progress)
+                _say(
+                    state,
+                    started,
+                    f"Crashed worker {name} (SIGKILL, as the OOM killer would)",
+                    progress,
+                )
             elif key == "shutdown" and isinstance(value, dict):
                 grace = float(value["grace"])
                 _say(
                     state,
                     started,
-                    f"stopping the {value['worker']} worker, {grace:g} s grace",
+                    f"Stopping the {value['worker']} worker with {grace:g} s to finish",
                     progress,
                 )
                 name = _stop_worker(
@@ -238,22 +282,22 @@ def _run_steps(
                 _say(
                     state,
                     started,
-                    f"warm shutdown of {name}, SIGKILL after {grace:g} s if still up",
+                    f"Warm shutdown of {name}; SIGKILL after {grace:g} s if it is still up",
                     progress,
                 )
             elif key == "shutdown":
                 name = _stop_worker(state=state, action="shutdown", target=value)
-                _say(state, started, f"warm shutdown of {name}", progress)
+                _say(state, started, f"Warm shutdown of worker {name} (SIGTERM)", progress)
             elif key == "ready":
                 lane = state.spec["lane"]
-                _say(state, started, f"waiting for every {lane} worker to be alive", progress)
+                _say(state, started, f"Waiting for every {lane} worker to be up", progress)
                 if not lane_ready(lane=lane):
                     raise StepFailed(
                         f"the workers of {lane} did not come back within {READY_WITHIN:g} s"
                     )
     except LabError as exc:
         state.errors.append(str(exc))
-        _say(state, started, f"stopped: {exc}", progress)
+        _say(state, started, f"Stopped: {exc}", progress)
     except Exception as exc:
         log.exception("experiment %s, run %s failed", experiment.slug, state.spec["name"])
         state.errors.append(f"{type(exc).__name__}: {exc}")
@@ -299,15 +343,25 @@ def prediction_verdict(*, experiment: Experiment, observations: dict, value) -> 
             "unit": prediction.get("unit", ""),
             "matched": matched,
         }
+    return choice_verdict(
+        prompt=prediction["prompt"],
+        choices=prediction["choices"],
+        observations=observations,
+        value=value,
+    )
+
+
+def choice_verdict(*, prompt: str, choices: list[dict], observations: dict, value) -> dict:
+    """The learner's choice beside the first choice whose condition the runs meet."""
     observed_choice = None
-    for choice in prediction["choices"]:
+    for choice in choices:
         if check_evaluate(check=choice["when"], observations=observations).passed:
             observed_choice = choice
             break
-    labels = {c["id"]: c["label"] for c in prediction["choices"]}
+    labels = {c["id"]: c["label"] for c in choices}
     return {
         "kind": "choice",
-        "prompt": prediction["prompt"],
+        "prompt": prompt,
         "value": value,
         "value_label": labels.get(value, ""),
         "observed": observed_choice["id"] if observed_choice else None,
@@ -316,6 +370,18 @@ def prediction_verdict(*, experiment: Experiment, observations: dict, value) -> 
         and observed_choice is not None
         and value == observed_choice["id"],
     }
+
+
+def timing_parse(*, experiment: Experiment, raw) -> str | None:
+    """The learner's answer to the timing question, when the experiment asks one."""
+    timing = experiment.prediction.get("timing")
+    if not timing:
+        return None
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise ValueError("Say when you expect it to happen too: pick one of the timings.")
+    if raw not in [c["id"] for c in timing["choices"]]:
+        raise ValueError("Pick one of the timings offered.")
+    return raw
 
 
 def prediction_parse(*, experiment: Experiment, raw) -> float | str | None:
@@ -346,10 +412,15 @@ def experiment_execute(
     prediction=None,
     progress: Progress | None = None,
     on_fired: Callable[[str, Run], None] | None = None,
+    timing=None,
 ) -> dict:
     """Carry out every run's steps, then evaluate the checks; returns the verdict as a dict."""
     started = time.time()
-    states = {spec["name"]: RunState(spec=spec) for spec in experiment.runs}
+    several = len(experiment.runs) > 1
+    states = {
+        spec["name"]: RunState(spec=spec, label=f"Run “{spec['name']}”: " if several else "")
+        for spec in experiment.runs
+    }
     threads = []
     for spec in experiment.runs:
         thread = threading.Thread(
@@ -401,6 +472,13 @@ def experiment_execute(
         verdict = prediction_verdict(
             experiment=experiment, observations=observations, value=prediction
         )
+        if experiment.prediction.get("timing"):
+            verdict["timing"] = choice_verdict(
+                prompt=experiment.prediction["timing"]["prompt"],
+                choices=experiment.prediction["timing"]["choices"],
+                observations=observations,
+                value=timing,
+            )
     else:
         verdict = {"kind": experiment.prediction["kind"], "value": prediction, "observed": None}
     return {

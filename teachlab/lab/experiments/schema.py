@@ -28,7 +28,9 @@ PREDICTION_FIELDS = {
     "observe": False,
     "unit": False,
     "choices": False,
+    "timing": False,  # a second question, about when: {prompt, choices}
 }
+TIMING_FIELDS = {"prompt": True, "choices": True}
 PREDICTION_KINDS = ("number", "choice")
 CHOICE_FIELDS = {"id": True, "label": True, "when": True}
 # `after`: start when that (earlier) run's steps are done, for runs that would disturb each

@@ -21,6 +21,7 @@ from teachlab.lab.experiments.attempts import (
 from teachlab.lab.experiments.catalog import Experiment, experiment_get, experiments_load
 from teachlab.lab.experiments.charts import charts_for_run
 from teachlab.lab.experiments.models import Attempt
+from teachlab.lab.explain import COUNTERS
 from teachlab.lab.models import Run
 from teachlab.lab.workers import controls_allowed
 
@@ -114,6 +115,7 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
                 learner=learner,
                 experiment=experiment,
                 raw_prediction=request.POST.get("prediction"),
+                raw_timing=request.POST.get("timing"),
             )
         except AttemptRefused as exc:
             error, status = str(exc), 400
@@ -129,6 +131,7 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
         "blocked": blocked,
         "error": error,
         "posted": request.POST.get("prediction", "") if request.method == "POST" else "",
+        "posted_timing": request.POST.get("timing", "") if request.method == "POST" else "",
         "past": past,
     }
     return render(request, TEMPLATE, context, status=status)
@@ -161,7 +164,9 @@ def _attempt_context(request: HttpRequest, experiment: Experiment, attempt: Atte
         "result": result,
         "charts": charts,
         "prediction_label": _prediction_label(experiment, attempt.prediction.get("value")),
+        "timing_label": _timing_label(experiment, attempt.prediction.get("timing")),
         "known_runs": len(fired),
+        "counter_defs": COUNTERS,
     }
 
 
@@ -171,6 +176,13 @@ def _prediction_label(experiment: Experiment, value) -> str:
             return choice["label"]
     unit = experiment.prediction.get("unit", "")
     return f"{value} {unit}".strip()
+
+
+def _timing_label(experiment: Experiment, value) -> str:
+    for choice in (experiment.prediction.get("timing") or {}).get("choices", []):
+        if choice["id"] == value:
+            return choice["label"]
+    return ""
 
 
 def _live_context(run: Run) -> dict:
@@ -191,7 +203,18 @@ def _live_context(run: Run) -> dict:
         "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",
         "ws_url": f"/ws/lab/runs/{run.id}/",
         "params_text": history.params_text(run.params),
+        "broker_panel": _lane_kind(run.lane) == "redis",
     }
+
+
+def _lane_kind(name: str) -> str:
+    from teachlab.lab.errors import LabError
+    from teachlab.lab.lanes import lane_get
+
+    try:
+        return lane_get(name).kind
+    except LabError:
+        return ""
 
 
 @require_GET
