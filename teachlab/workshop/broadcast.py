@@ -14,7 +14,8 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.workshop import fragments, predictions, votes
+from teachlab.workshop import fragments, selectors
+from teachlab.workshop.models import Room
 
 
 def room_group(room_id: int) -> str:
@@ -83,20 +84,18 @@ async def _refresh_later(key, room_id: int, part: str) -> None:
 
 
 def presenter_part(*, room_id: int, part: str) -> str:
-    from teachlab.workshop.models import Room
-
     room = Room.objects.select_related("claim_round", "shared_run").get(pk=room_id)
     if part == "answered" and room.claim_round is not None:
         ctx = {
             "room": room,
             "claim_round": room.claim_round,
-            "tally": votes.tally(room.claim_round),
+            "tally": selectors.tally(room.claim_round),
         }
     elif part == "spread" and room.shared_run is not None:
         ctx = {
             "room": room,
             "shared": room.shared_run,
-            "spread": predictions.spread(room.shared_run),
+            "spread": selectors.spread(room.shared_run),
         }
     else:
         return ""

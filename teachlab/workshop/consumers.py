@@ -13,7 +13,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, votes
+from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, selectors, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.frames import Frame, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
@@ -123,11 +123,11 @@ def _run_to_follow(room: Room) -> str:
 
 class ParticipantSocket(RoomSocket):
     def identify(self, code: str):
-        room = rooms.room_for_code(code)
+        room = selectors.room_for_code(code)
         if room is None:
             return None
         token = (self.scope.get("cookies") or {}).get(rooms.seat_cookie_name(room.code))
-        seat = rooms.seat_for_token(room=room, token=token)
+        seat = selectors.seat_for_token(room=room, token=token)
         if seat is None:
             return None
         self.seat_id = seat.pk
@@ -173,7 +173,7 @@ class PresenterSocket(RoomSocket):
     frame_limit = ratelimit.PRESENTER_FRAMES
 
     def identify(self, code: str):
-        room = rooms.room_for_code(code)
+        room = selectors.room_for_code(code)
         user = self.scope.get("user")
         if room is None or not rooms.can_drive(user=user, room=room):
             return None

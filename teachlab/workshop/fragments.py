@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
 from teachlab.lab.params import params_bounds
-from teachlab.workshop import content, predictions, votes
+from teachlab.workshop import content, selectors
 from teachlab.workshop.models import Room, Seat
 
 PARTICIPANT = "workshop/participant.html"
@@ -42,13 +42,13 @@ def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) ->
         "claim_html": content.markdown(cr.text) if cr else "",
         "why_html": content.markdown(cr.why) if cr else "",
         "truth_html": content.markdown(cr.truth) if cr else "",
-        "tally": votes.tally(cr) if cr is not None else None,
-        "my_vote": votes.vote_of(seat=seat, claim_round=cr),
+        "tally": selectors.tally(cr) if cr is not None else None,
+        "my_vote": selectors.vote_of(seat=seat, claim_round=cr),
         "shared": shared,
         "metric_label": content.METRICS.get(shared.metric, shared.metric) if shared else "",
-        "spread": predictions.spread(shared) if shared else None,
-        "outcome": predictions.outcome(shared) if shared else None,
-        "my_prediction": predictions.prediction_of(seat=seat, shared=shared),
+        "spread": selectors.spread(shared) if shared else None,
+        "outcome": selectors.outcome(shared) if shared else None,
+        "my_prediction": selectors.prediction_of(seat=seat, shared=shared),
         "counts": None,
         "picture": None,
         "sent_at": f"{time.time():.3f}",

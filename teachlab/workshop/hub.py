@@ -19,6 +19,8 @@ from channels.layers import get_channel_layer
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import room_group
+from teachlab.workshop.models import Room, SharedRun
+from teachlab.workshop.predictions import shared_run_finish
 
 log = logging.getLogger(__name__)
 
@@ -186,9 +188,6 @@ def live_snapshot(
 ) -> tuple[str, list[int]]:
     """The room's live run section from the lab reader's events (or the stored ones), and
     the numbers of those events."""
-    from teachlab.workshop import fragments
-    from teachlab.workshop.models import Room
-
     room = Room.objects.get(pk=room_id)
     ctx = fragments.room_context(room)
     ctx.update(fragments.lab_picture(run_id, events=events))  # even before the room has its id
@@ -197,9 +196,6 @@ def live_snapshot(
 
 def run_done(*, room_id: int, run_id: str, summary: dict | None) -> None:
     """The lab says the room's run settled: store the observation and show the outcome."""
-    from teachlab.workshop.models import SharedRun
-    from teachlab.workshop.predictions import shared_run_finish
-
     shared = SharedRun.objects.filter(room_id=room_id, run_id=run_id).select_related("room")
     for item in shared:
         shared_run_finish(shared=item, summary=summary)

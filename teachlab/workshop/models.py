@@ -11,6 +11,8 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from teachlab.workshop.errors import WorkshopError
+
 # No 0/O, 1/I/L: the code is read off a projector and typed on a phone.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
@@ -52,6 +54,11 @@ class Room(models.Model):
     @property
     def is_open(self) -> bool:
         return self.closed_at is None
+
+    def require_open(self) -> None:
+        """Refuse whatever would change a closed room, in words fit to show who acted."""
+        if not self.is_open:
+            raise WorkshopError("This workshop has ended; nothing more is accepted.")
 
 
 class Seat(models.Model):

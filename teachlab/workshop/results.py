@@ -8,7 +8,7 @@ import io
 from django.db.models import Count, Q
 
 from teachlab.workshop.models import ClaimRound, Room, Seat, SharedRun, Vote
-from teachlab.workshop.predictions import outcome
+from teachlab.workshop.selectors import outcome
 
 
 def participant_rows(room: Room) -> list[dict]:

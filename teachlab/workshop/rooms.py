@@ -8,9 +8,9 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from teachlab.workshop import broadcast
+from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
-from teachlab.workshop.models import CODE_ALPHABET, NICKNAME_MAX, Room, Seat, new_room_code
+from teachlab.workshop.models import NICKNAME_MAX, Room, Seat, new_room_code
 
 TIERS = ("prompt", "basics", "solid", "senior")
 SEAT_COOKIE_PREFIX = "tl_seat_"
@@ -18,11 +18,6 @@ SEAT_COOKIE_PREFIX = "tl_seat_"
 
 def seat_cookie_name(code: str) -> str:
     return f"{SEAT_COOKIE_PREFIX}{code}"
-
-
-def normalise_code(raw: str) -> str:
-    """Codes are typed on phones: ignore case, spaces and dashes."""
-    return "".join(ch for ch in (raw or "").upper() if ch in CODE_ALPHABET)
 
 
 def can_drive(*, user, room: Room) -> bool:
@@ -50,13 +45,6 @@ def room_create(*, instructor, title: str) -> Room:
         except IntegrityError:
             continue  # a code collision: 31^6 codes make this rare; draw again
     raise WorkshopError("Could not find a free join code; try again.")
-
-
-def room_for_code(code: str) -> Room | None:
-    code = normalise_code(code)
-    if not code:
-        return None
-    return Room.objects.filter(code=code).first()
 
 
 def clean_nickname(raw: str) -> str:
@@ -94,17 +82,9 @@ def seat_join(*, room: Room, nickname: str) -> Seat:
     return seat
 
 
-def seat_for_token(*, room: Room, token: str | None) -> Seat | None:
-    if not token or len(token) > 64:
-        return None
-    return Seat.objects.filter(room=room, token=token).first()
-
-
 def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
     """Show a question (and tier) on the presenter screen and every following participant's."""
-    from teachlab.workshop import content
-
-    require_open(room)
+    room.require_open()
     if tier not in TIERS:
         raise WorkshopError(f"Unknown tier “{tier}”: pick one of {', '.join(TIERS)}.")
     if content.question(question_slug) is None:
@@ -114,19 +94,6 @@ def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
     room.save(update_fields=["question_slug", "tier"])
     broadcast.stage_changed(room=room)
     return room
-
-
-def room_locked(pk: int) -> Room:
-    """The room, its row locked until the transaction ends.
-
-    Whatever reads the room's state and then writes on it (a vote, a guess, a reveal, a
-    fire) takes this first, so two of them on one room happen one after the other. On
-    PostgreSQL it is a row lock (FOR UPDATE); on SQLite the IMMEDIATE transaction already
-    holds the database's write lock and Django leaves FOR UPDATE out. The open claim and run
-    are not joined in: rows read in the same statement as the lock keep the version from
-    before the wait, so they are read afterwards, by their own queries.
-    """
-    return Room.objects.select_for_update().get(pk=pk)
 
 
 def room_close(*, room: Room) -> Room:
@@ -139,8 +106,3 @@ def room_close(*, room: Room) -> Room:
     elif room.closed_at is None:
         room.refresh_from_db(fields=["closed_at"])
     return room
-
-
-def require_open(room: Room) -> None:
-    if not room.is_open:
-        raise WorkshopError("This workshop has ended; nothing more is accepted.")

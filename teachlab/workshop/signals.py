@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import logging
 
+from teachlab.workshop.broadcast import follow_run
+from teachlab.workshop.models import Room
+
 log = logging.getLogger(__name__)
 LABEL_PREFIX = "room:"
 
@@ -16,9 +19,6 @@ LABEL_PREFIX = "room:"
 def run_saved(sender, instance, created: bool, **kwargs) -> None:
     if not created or not instance.label.startswith(LABEL_PREFIX):
         return
-    from teachlab.workshop.broadcast import follow_run
-    from teachlab.workshop.models import Room
-
     room = Room.objects.filter(
         code=instance.label[len(LABEL_PREFIX) :], closed_at__isnull=True
     ).first()

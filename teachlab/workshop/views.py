@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from teachlab.workshop import content, fragments, predictions, results, rooms, votes
+from teachlab.workshop import content, fragments, predictions, results, rooms, selectors, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.forms import (
     ClaimForm,
@@ -29,14 +29,14 @@ SEAT_COOKIE_AGE = 60 * 60 * 24 * 7
 
 
 def _room_or_404(code: str) -> Room:
-    room = rooms.room_for_code(code)
+    room = selectors.room_for_code(code)
     if room is None:
         raise Http404("No workshop room has that code.")
     return room
 
 
 def _seat(request: HttpRequest, room: Room):
-    return rooms.seat_for_token(
+    return selectors.seat_for_token(
         room=room, token=request.COOKIES.get(rooms.seat_cookie_name(room.code))
     )
 
@@ -71,7 +71,7 @@ def join(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = JoinForm(request.POST)
         if form.is_valid():
-            room = rooms.room_for_code(form.cleaned_data["code"])
+            room = selectors.room_for_code(form.cleaned_data["code"])
             if room is None:
                 error = "No workshop room has that code. Check it on the instructor's screen."
             elif _seat(request, room) is not None:
