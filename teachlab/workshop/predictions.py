@@ -8,7 +8,7 @@ from django.utils import timezone
 from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
-from teachlab.workshop.selectors import room_locked
+from teachlab.workshop.selectors import room_locked, seat_present
 
 MAX_PREDICTION = 100_000
 # The run parameters a room's own run may set; the lab's run-parameter schema checks them.
@@ -93,6 +93,7 @@ def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
     with transaction.atomic():
         room = room_locked(seat.room_id)  # a fire or close lands before or after
         room.require_open()
+        seat_present(seat)
         shared = room.shared_run
         if shared is None or shared.pk != shared_run_id:
             raise WorkshopError("That run is no longer open for predictions.")
@@ -156,12 +157,16 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
 
 
 def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool:
-    """Store what the run showed and tell the room; True when this call stored it."""
+    """Store what the run showed and tell the room; True once the outcome is stored (by this
+    call or an earlier one). Idempotent: of several callers (the lab's settle signal, each
+    server process's hub, the presenter's button) only the first stores and broadcasts."""
     from teachlab.lab.models import Run
     from teachlab.lab.reading import run_summary
     from teachlab.lab.settle import run_settle
 
-    if shared.observed is not None or not shared.run_id:
+    if shared.observed is not None:
+        return True
+    if not shared.run_id:
         return False
     if summary is None:
         run = Run.objects.filter(pk=shared.run_id).first()
@@ -170,12 +175,20 @@ def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool
         run = run_settle(run)  # the monitor does this too; here for a room without one
         if run.status == Run.Status.RUNNING:
             raise WorkshopError("The run is still going: wait for its last receipts.")
+        shared.refresh_from_db(fields=["observed", "settled_at"])
+        if shared.observed is not None:  # settling it just now stored it (signals.py)
+            return True
         summary = run_summary(run)
     observed = content.observed_value(summary, shared.metric)
-    stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(observed=observed)
+    now = timezone.now()
+    stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(
+        observed=observed, settled_at=now
+    )
     if stored:
-        shared.observed = observed
+        shared.observed, shared.settled_at = observed, now
         room = Room.objects.get(pk=shared.room_id)
         if room.shared_run_id == shared.pk:  # the room may have moved on to another run
             broadcast.run_changed(room=room)
-    return bool(stored)
+        return True
+    shared.refresh_from_db(fields=["observed", "settled_at"])
+    return shared.observed is not None

@@ -9,6 +9,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from django.db.models import Q
+
+from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import (
     CODE_ALPHABET,
     ClaimRound,
@@ -18,6 +21,7 @@ from teachlab.workshop.models import (
     SharedRun,
     Vote,
 )
+from teachlab.workshop.names import skeletons
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,47 @@ def room_locked(pk: int) -> Room:
 
 
 def seat_for_token(*, room: Room, token: str | None) -> Seat | None:
+    """The seat a cookie holds, unless the instructor removed it."""
     if not token or len(token) > 64:
         return None
-    return Seat.objects.filter(room=room, token=token).first()
+    return Seat.objects.filter(room=room, token=token, kicked_at__isnull=True).first()
+
+
+def seat_removed(*, room: Room, token: str | None) -> bool:
+    """The cookie holds a seat the instructor removed: that browser may not join again."""
+    if not token or len(token) > 64:
+        return False
+    return Seat.objects.filter(room=room, token=token, kicked_at__isnull=False).exists()
+
+
+def seat_present(seat: Seat) -> None:
+    """Refuse an answer from a seat the instructor removed (its socket may still be open in
+    another server process for a moment)."""
+    if Seat.objects.filter(pk=seat.pk, kicked_at__isnull=False).exists():
+        raise WorkshopError("The instructor removed you from this room.")
+
+
+SEATS_SHOWN = 30
+
+
+def seats_find(*, room: Room, query: str = "") -> list[Seat]:
+    """Seats for the presenter's moderation list: those whose name contains `query` (as
+    typed, or by look-alike skeleton), else the latest to join; removed seats included."""
+    seats = Seat.objects.filter(room=room)
+    query = " ".join((query or "").split())[:40]
+    if query:
+        typed, folded = skeletons(query)
+        seats = seats.filter(
+            Q(nickname__icontains=query)
+            | Q(skeleton__contains=typed)
+            | Q(skeleton_folded__contains=folded)
+        )
+    return list(seats.order_by("-joined_at")[:SEATS_SHOWN])
+
+
+def seat_count(room: Room) -> int:
+    """Seats taking part: the instructor's removals do not count."""
+    return Seat.objects.filter(room=room, kicked_at__isnull=True).count()
 
 
 def tally(claim_round: ClaimRound) -> Tally:
@@ -111,7 +153,7 @@ def tally(claim_round: ClaimRound) -> Tally:
         answered=len(votes),
         holds=votes.count(Vote.HOLDS),
         costs=votes.count(Vote.COSTS),
-        seats=claim_round.room.seats.count(),
+        seats=claim_round.room.seats.filter(kicked_at__isnull=True).count(),
     )
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
-from teachlab.workshop.selectors import room_locked
+from teachlab.workshop.selectors import room_locked, seat_present
 
 CHOICES = {Vote.HOLDS, Vote.COSTS}
 
@@ -52,6 +52,7 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
         # lands wholly before or wholly after it.
         room = room_locked(seat.room_id)
         room.require_open()
+        seat_present(seat)
         cr = room.claim_round
         if cr is None or cr.pk != round_id:
             raise WorkshopError("That claim is no longer open for votes.")
