@@ -80,7 +80,7 @@ def nickname_check(*, room: Room, nickname: str, seat_pk: int | None = None) -> 
     if clash is not None:
         if clash.nickname_key == key:
             raise WorkshopError(
-                f"Someone in this room is already called “{shown}”. Pick another nickname."
+                f"Someone in this room is already called “{clash.nickname}”. Pick another nickname."
             )
         raise WorkshopError(
             f"“{shown}” looks too much like “{clash.nickname}”, who is already in this room. "

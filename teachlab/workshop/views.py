@@ -138,7 +138,6 @@ def room(request: HttpRequest, code: str) -> HttpResponse:
     if seat is None:
         return redirect(f"{reverse('workshop:join')}?code={room.code}")
     ctx = fragments.room_context(room, seat=seat, live=True)
-    ctx["seat"] = seat
     ctx["ws_url"] = f"/ws/workshop/{room.code}/"
     return render(request, fragments.PARTICIPANT, ctx)
 
