@@ -30,7 +30,7 @@ def _seats(room: Room, count: int) -> list[Seat]:
                  skeleton=typed, skeleton_folded=folded)
         )  # fmt: skip
     Seat.objects.bulk_create(made)
-    return list(Seat.objects.filter(room=room).order_by("nickname"))
+    return list(Seat.objects.filter(room=room).select_related("room").order_by("nickname"))
 
 
 def _fired_run(room: Room, guesses: dict[int, int]) -> SharedRun:
