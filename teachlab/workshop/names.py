@@ -18,9 +18,9 @@ Limits of the table (confusables.txt has about 6,300 lines; this has under 150):
 - Only Latin, Cyrillic and Greek letters, digits and a few dashes, quotes and brackets.
   Look-alikes from Armenian, Cherokee, Lisu and the like pass unless NFKC folds them (it
   folds the mathematical and full-width letters: 𝐕 and Ｖ become V).
-- Small Cyrillic letters shaped like Latin small capitals (в к м н т) are mapped to that
-  Latin letter, which confusables.txt does not do: folding turns Cyrillic "В" into "в",
-  and it should still collide with "B". "вob" (small ve) and "bob" therefore collide too;
+- Small Cyrillic letters shaped like Latin small capitals (в к м н т з, and Greek κ) are
+  mapped to that Latin letter, which confusables.txt does not do: folding turns Cyrillic
+  "В" into "в", and it should still collide with "B". "вob" (small ve) and "bob" therefore collide too;
   a false collision costs one retry with another name, a missed one lets a seat pose as
   someone else.
 """
@@ -67,6 +67,7 @@ def _alike(target: str, chars: str) -> None:
 # Capitals (Cyrillic, then Greek), as typed
 _alike("A", "АΑ")
 _alike("B", "ВΒ")
+_alike("b", "Ь")  # Cyrillic capital soft sign
 _alike("C", "СϹ")
 _alike("E", "ЕΕ")
 _alike("H", "НΗ")
@@ -80,37 +81,39 @@ _alike("S", "Ѕ")
 _alike("T", "ТΤ")
 _alike("X", "ХΧ")
 _alike("Y", "УΥҮ")
+_alike("V", "Ѵ")
 _alike("Z", "Ζ")
 _alike("l", "IІΙӀ1|ǀ")  # capital I (Latin, Cyrillic, Greek), palochka, one, bar
 # Small letters
 _alike("a", "аɑα")
 _alike("c", "сϲ")
 _alike("d", "ԁ")
-_alike("e", "е")
+_alike("e", "еҽ")
 _alike("g", "ɡ")
 _alike("h", "һ")
-_alike("i", "іıɩι")
+_alike("i", "іıɩιӏ")  # with the small palochka
 _alike("j", "јϳ")
-_alike("l", "ӏ")
-_alike("o", "оο")
+_alike("o", "оοσ")
 _alike("p", "рρ")
 _alike("q", "ԛ")
 _alike("r", "г")
 _alike("s", "ѕ")
 _alike("u", "υ")
-_alike("v", "ν")
-_alike("w", "ԝω")
-_alike("x", "хχ")
+_alike("v", "νѵ")
+_alike("w", "ԝ")
+_alike("x", "х")
 _alike("y", "уγү")
 _alike("rn", "m")
 # Small Cyrillic letters shaped like Latin small capitals (see the module docstring)
 _alike("b", "в")
 _alike("h", "н")
 _alike("k", "кκ")
-_alike("m", "м")
+_alike("rn", "м")  # as m itself: a skeleton maps each character once
 _alike("t", "т")
+_alike("3", "з")
 # Digits, dashes, quotes, brackets
-_alike("3", "ЗзƷ")
+_alike("3", "ЗƷ")
+_alike("6", "б")
 _alike("-", "\u2010\u2011\u2012\u2013\u2014\u2015\u2212")
 _alike("'", "\u2018\u2019\u02bc\u02b9\u2032`\u00b4")
 _alike('"', "\u201c\u201d\u2033")

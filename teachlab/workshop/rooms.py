@@ -50,8 +50,9 @@ def room_create(*, instructor, title: str) -> Room:
 def host_names(room: Room) -> list[str]:
     """What the room's instructor is called: a participant may not take any of it."""
     user = room.instructor
-    names_ = [user.get_username(), user.get_full_name(), user.first_name, user.last_name]
-    return [n for n in names_ if n and n.strip()]
+    # Username and full name only: a participant who shares the instructor's first name
+    # alone ("Grace" in Grace Hopper's room) is not posing as them.
+    return [n for n in (user.get_username(), user.get_full_name()) if n and n.strip()]
 
 
 def nickname_check(*, room: Room, nickname: str, seat_pk: int | None = None) -> dict:
