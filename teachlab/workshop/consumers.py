@@ -33,6 +33,7 @@ class RoomSocket(AsyncWebsocketConsumer):
     channel_layer_alias = "workshop-sockets-listen-through-the-hub"
     is_presenter = False
     seat_id: int | None = None
+    closing = False  # set when the server closes it: frames still queued are not acted on
     frame_limit = ratelimit.PARTICIPANT_FRAMES
     room_frame_limit = ratelimit.ROOM_FRAMES
 
@@ -70,11 +71,11 @@ class RoomSocket(AsyncWebsocketConsumer):
         if html:
             await self.send(text_data=html)
         if close:
-            self.closing = True  # frames still queued from this socket are not acted on
+            self.closing = True
             await self.close(code=code or CLOSE_ENDED)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
-        if getattr(self, "closing", False):
+        if self.closing:
             return
         refusal = await self.over_budget()
         if refusal:
