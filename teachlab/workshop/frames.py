@@ -23,7 +23,7 @@ PRESENTER_ACTIONS = {
     "fire": {},
     "close": {},
     # Moderation (the presenter's panel posts these over HTTP; a script may use the socket)
-    "lock": {"state": ("text", 3)},
+    "lock": {"state": ("text", 8)},
     "kick": {"seat": ("id", 12)},
     "readmit": {"seat": ("id", 12)},
     "rename": {"seat": ("id", 12), "nickname": ("text", 100)},

@@ -338,9 +338,9 @@ def moderation_action(action):
     @wraps(action)
     @require_POST
     @driver_only
-    def view(request: HttpRequest, room: Room, *args) -> HttpResponse:
+    def view(request: HttpRequest, room: Room, **kwargs) -> HttpResponse:
         try:
-            action(request, room, *args)
+            action(request, room, **kwargs)
         except WorkshopError as exc:
             return _moderated(request, room, exc.message)
         return _moderated(request, room)

@@ -8,6 +8,7 @@ import secrets
 
 import pytest
 from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -18,16 +19,24 @@ from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
 from tests.workshop.conftest import (
     asynctest,
     join_socket,
-    make_user,
     presenter_socket,
     receive_until,
     send,
     socket,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Sockets need committed rows (the consumer reads them in another thread); plain HTTP
+# tests roll back instead, which is much quicker.
+sockets = pytest.mark.django_db(transaction=True)
+http = pytest.mark.django_db
 db = database_sync_to_async
 HTMX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def instructor(db):
+    """Staff without a password: nothing to hash (PBKDF2 costs a second a user here)."""
+    return get_user_model().objects.create_user("instructor", is_staff=True)
 
 
 def _address() -> str:
@@ -47,6 +56,7 @@ def _driver(user) -> Client:
     return client
 
 
+@http
 def test_a_locked_room_refuses_new_joins_but_keeps_its_seats(room, instructor):
     ana = Client()
     assert _join(room, "Ana", client=ana).status_code == 302
@@ -62,6 +72,7 @@ def test_a_locked_room_refuses_new_joins_but_keeps_its_seats(room, instructor):
     assert sorted(Seat.objects.values_list("nickname", flat=True)) == ["Ana", "Bo"]
 
 
+@http
 def test_every_moderation_post_needs_the_instructor_and_a_csrf_token(room, instructor):
     seat = rooms.seat_join(room=room, nickname="Ana")
     posts = {
@@ -73,7 +84,7 @@ def test_every_moderation_post_needs_the_instructor_and_a_csrf_token(room, instr
     }
     participant = Client()
     participant.cookies[rooms.seat_cookie_name(room.code)] = seat.token
-    learner = _driver(make_user("learner", staff=False))
+    learner = _driver(get_user_model().objects.create_user("learner"))
     no_token = Client(enforce_csrf_checks=True)
     no_token.force_login(instructor)
     for name, (args, data) in posts.items():
@@ -87,6 +98,7 @@ def test_every_moderation_post_needs_the_instructor_and_a_csrf_token(room, instr
     assert seat.kicked_at is None and seat.nickname == "Ana"
 
 
+@sockets
 @asynctest
 async def test_a_removed_seat_has_its_socket_closed_and_cannot_join_again(room, instructor):
     ana = await db(rooms.seat_join)(room=room, nickname="Ana")
@@ -131,6 +143,7 @@ async def test_a_removed_seat_has_its_socket_closed_and_cannot_join_again(room, 
         await comm.disconnect()
 
 
+@sockets
 @asynctest
 async def test_a_removed_seat_cannot_vote_even_on_a_socket_left_open(room, question):
     await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
@@ -145,6 +158,7 @@ async def test_a_removed_seat_cannot_vote_even_on_a_socket_left_open(room, quest
     await comm.disconnect()
 
 
+@sockets
 @asynctest
 async def test_the_instructor_renames_a_seat_and_its_screen_shows_the_new_name(room, instructor):
     victim = await db(rooms.seat_join)(room=room, nickname="Victim")
@@ -166,6 +180,7 @@ async def test_the_instructor_renames_a_seat_and_its_screen_shows_the_new_name(r
     await presenter.disconnect()
 
 
+@http
 def test_a_rename_over_htmx_answers_with_the_seat_list_or_the_reason(room, instructor):
     seat = rooms.seat_join(room=room, nickname="Ana")
     rooms.seat_join(room=room, nickname="Bo")
@@ -189,6 +204,7 @@ LOOK_ALIKES = [
 ]
 
 
+@http
 def test_a_look_alike_of_a_seated_name_is_refused(room):
     for _, original, _ in LOOK_ALIKES:
         if not Seat.objects.filter(nickname=original).exists():
@@ -203,6 +219,7 @@ def test_a_look_alike_of_a_seated_name_is_refused(room):
     assert _join(room, "Victor").status_code == 302  # different enough
 
 
+@http
 def test_a_name_posing_as_the_instructor_is_refused(room):
     room.instructor.first_name, room.instructor.last_name = "Grace", "Hopper"
     room.instructor.save()
@@ -216,7 +233,7 @@ def test_a_name_posing_as_the_instructor_is_refused(room):
     ):
         response = _join(room, name)
         assert response.status_code == 400, name
-        assert "instructor's name or title" in response.content.decode(), name
+        assert "name or title" in response.content.decode(), name
     assert not Seat.objects.exists()
     assert _join(room, "Ghost").status_code == 302  # "host" only as a whole word
 
@@ -232,6 +249,7 @@ BLANKS = {
 }
 
 
+@http
 def test_a_name_that_would_show_as_blank_is_refused_saying_why(room):
     for what, name in BLANKS.items():
         response = _join(room, name)
@@ -248,12 +266,14 @@ def test_a_name_that_would_show_as_blank_is_refused_saying_why(room):
     assert Seat.objects.get().nickname == "Ana B"
 
 
+@http
 def test_the_join_throttle_is_off_by_default(room):
     address = _address()
     for n in range(6):
         assert _join(room, f"Guest {n}", address=address).status_code == 302
 
 
+@http
 def test_the_join_throttle_when_set_refuses_an_address_past_its_limit(room, settings):
     settings.WORKSHOP_JOINS_PER_ADDRESS = 3
     address, other = _address(), _address()
@@ -266,6 +286,7 @@ def test_the_join_throttle_when_set_refuses_an_address_past_its_limit(room, sett
     assert Seat.objects.count() == 4
 
 
+@sockets
 @asynctest
 async def test_the_room_shares_one_frame_budget_across_its_seats(room, question, monkeypatch):
     from teachlab.lab.store import app_redis
@@ -286,6 +307,7 @@ async def test_the_room_shares_one_frame_budget_across_its_seats(room, question,
         await comm.disconnect()
 
 
+@sockets
 @asynctest
 async def test_new_moderation_frames_are_checked_and_refused_with_a_message(room, instructor):
     seat = await db(rooms.seat_join)(room=room, nickname="Ana")

@@ -9,6 +9,7 @@ import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -16,6 +17,12 @@ from django.utils import timezone
 from teachlab.workshop import predictions, rooms, votes
 from teachlab.workshop.models import ClaimRound, Prediction, SharedRun, Vote
 from tests.stack import manage
+
+
+@pytest.fixture
+def instructor(db):
+    """Staff without a password: nothing to hash (PBKDF2 costs a second a user here)."""
+    return get_user_model().objects.create_user("instructor", is_staff=True)
 
 
 def _csv(client: Client, room, kind: str) -> list[dict]:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -17,6 +18,13 @@ from tests.workshop.conftest import asynctest, join_socket, presenter_socket, re
 
 pytestmark = pytest.mark.django_db(transaction=True)
 db = database_sync_to_async
+OWN_RESULT = 'id="ws-myresult" hx-swap-oob="true" class="myresult mine"'  # not the placeholder
+
+
+@pytest.fixture
+def instructor(db):
+    """Staff without a password: nothing to hash (PBKDF2 costs a second a user here)."""
+    return get_user_model().objects.create_user("instructor", is_staff=True)
 
 
 def _seats(room: Room, count: int) -> list[Seat]:
@@ -61,11 +69,11 @@ async def test_participant_70_of_100_sees_their_place_and_their_row(room):
     # The shared outcome (page 1, nobody marked), then each seat's own result.
     outcome = await receive_until(sockets[p070.pk], 'id="ws-ranking"')
     assert "page 1 of 5" in outcome and 'class="mine"' not in outcome
-    mine = await receive_until(sockets[p070.pk], 'id="ws-myresult"')
+    mine = await receive_until(sockets[p070.pk], OWN_RESULT)
     assert re.search(r"Your place: <strong>70th</strong> of 100", mine)
     assert "off by <strong>70</strong>" in mine
     assert "page=4" in mine  # "show my row" fetches the page that holds it
-    first = await receive_until(sockets[p001.pk], 'id="ws-myresult"')
+    first = await receive_until(sockets[p001.pk], OWN_RESULT)
     assert "1st</strong> of 100, the closest" in first
     for comm in sockets.values():
         await comm.disconnect()
