@@ -67,7 +67,7 @@ def phone_outcome() -> None:
     _, room = _room("Phone check")
     made = []
     for n in range(1, 41):
-        nickname = f"Participant-number-{n:03d}x"  # 24 characters, no spaces to break at
+        nickname = f"Participant{n:03d}wwwwwwwwww"  # 24 characters, nowhere to break a line
         typed, folded = names.skeletons(nickname)
         made.append(
             Seat(room=room, nickname=nickname, nickname_key=names.nickname_key(nickname),
