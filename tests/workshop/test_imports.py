@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.stack import BASE_DIR, test_env
+from tests import stack
+from tests.stack import BASE_DIR
 
 PACKAGE = "teachlab.workshop"
 APP_DIR = BASE_DIR / "teachlab" / "workshop"
@@ -104,7 +105,7 @@ def test_each_module_imports_on_its_own_in_a_fresh_interpreter():
     done = subprocess.run(
         [sys.executable, "-c", script],
         cwd=BASE_DIR,
-        env=test_env(),
+        env=stack.test_env(),
         capture_output=True,
         text=True,
         timeout=60,

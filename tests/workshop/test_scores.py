@@ -16,7 +16,9 @@ from teachlab.workshop import broadcast, names, predictions, rooms, scores, vote
 from teachlab.workshop.models import ClaimRound, Prediction, Room, Seat, SharedRun, Vote
 from tests.workshop.conftest import asynctest, join_socket, presenter_socket, receive_until, send
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Sockets need committed rows (the consumer reads them in another thread); plain HTTP and
+# service tests roll back instead, which is much quicker.
+sockets = pytest.mark.django_db(transaction=True)
 db = database_sync_to_async
 OWN_RESULT = 'id="ws-myresult" hx-swap-oob="true" class="myresult mine"'  # not the placeholder
 
@@ -57,6 +59,7 @@ def _client_of(seat: Seat) -> Client:
     return client
 
 
+@sockets
 @asynctest
 async def test_participant_70_of_100_sees_their_place_and_their_row(room):
     seats = await db(_seats)(room, 100)
@@ -94,6 +97,7 @@ async def test_participant_70_of_100_sees_their_place_and_their_row(room):
     assert 'class="mine"' not in last.content.decode()
 
 
+@pytest.mark.django_db
 def test_the_ranking_shares_places_between_equal_distances(room):
     seats = _seats(room, 4)
     shared = _fired_run(room, {seats[0].pk: 10, seats[1].pk: 8, seats[2].pk: 12, seats[3].pk: 20})
@@ -106,6 +110,7 @@ def test_the_ranking_shares_places_between_equal_distances(room):
     assert stranger.status_code == 403
 
 
+@sockets
 @asynctest
 async def test_each_participant_sees_their_own_vote_judged_after_the_reveal(
     room, instructor, question
@@ -131,6 +136,7 @@ async def test_each_participant_sees_their_own_vote_judged_after_the_reveal(
         await comm.disconnect()
 
 
+@sockets
 @asynctest
 async def test_a_participant_keeps_sight_of_their_own_prediction_after_the_fire(room):
     ana, bo = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("Ana", "Bo")]
@@ -165,6 +171,7 @@ async def _drain(comm, quiet: float = 1.0) -> list[str]:
     return frames
 
 
+@pytest.mark.django_db
 def test_the_leaderboard_scores_accuracy_and_never_speed(room, instructor, question):
     claim = question.claims[0]
     right, wrong = (Vote.HOLDS, Vote.COSTS) if claim.holds else (Vote.COSTS, Vote.HOLDS)
