@@ -296,6 +296,13 @@ LOGGING = {
 # --- Workshop rooms --------------------------------------------------------------------------
 # Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.
 WORKSHOP_MAX_SEATS = env_int("WORKSHOP_MAX_SEATS", 500)
+# Frames every participant of one room may send together per 10 s, besides each seat's own
+# 20 (teachlab/workshop/ratelimit.py): scripted seats share this one budget.
+WORKSHOP_ROOM_FRAMES_PER_WINDOW = env_int("WORKSHOP_ROOM_FRAMES", 1000)
+# Joins per client address per window; 0 (the default) turns the throttle off, since a
+# classroom often reaches the server through one address. E.g. TEACHLAB_WORKSHOP_JOINS_PER_ADDRESS=20.
+WORKSHOP_JOINS_PER_ADDRESS = env_int("WORKSHOP_JOINS_PER_ADDRESS", 0)
+WORKSHOP_JOIN_WINDOW_SECONDS = env_int("WORKSHOP_JOIN_WINDOW_SECONDS", 60)
 # The address participants type or scan; "" builds it from the request, which is a loopback
 # address when the presenter opened the page as localhost.
 WORKSHOP_PUBLIC_URL = env("PUBLIC_URL", "").rstrip("/")

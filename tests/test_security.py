@@ -56,6 +56,11 @@ STATE_CHANGING = {
     "workshop:fire",
     "workshop:outcome",
     "workshop:close",
+    "workshop:lock",
+    "workshop:leaderboard",
+    "workshop:kick",
+    "workshop:readmit",
+    "workshop:rename",
     "logout",
 }
 

@@ -8,11 +8,17 @@ import logging
 import time
 from collections import defaultdict
 
+from django.dispatch import Signal
+
 from teachlab.lab.models import SETTLING_KINDS, Kind, Run
 from teachlab.lab.reading import run_summary
 from teachlab.lab.stream import done_append
 
 log = logging.getLogger(__name__)
+# Sent once per run, by whichever process marked it done or timed out (usually the monitor),
+# with `run` and its `summary`: lets other apps store what the run showed (workshop rooms
+# store their outcome) without the lab knowing them. Receivers' errors are logged, not raised.
+run_settled = Signal()
 
 
 def _holder_gone(hostname: str, since: float, registry: dict[str, dict]) -> bool:
@@ -125,11 +131,18 @@ def run_settle(run: Run) -> Run:
         status=run.status, settled_at=run.settled_at
     )
     if updated:
+        summary = None
         try:
+            summary = run_summary(run)
             # Watchers learn of the end through the run's log, after its last event.
-            done_append(run_id=run.id, summary=run_summary(run))
+            done_append(run_id=run.id, summary=summary)
         except Exception:
             log.exception("could not announce the end of run %s", run.id)
+        if summary is None:
+            return run
+        for receiver, result in run_settled.send_robust(sender=Run, run=run, summary=summary):
+            if isinstance(result, Exception):
+                log.error("run %s settled; %r failed: %r", run.id, receiver, result)
     return run
 
 

@@ -1,7 +1,10 @@
 """Send the room's screens their new HTML through the channel layer, after the commit.
 
 A message carries one rendering per role: every participant gets `participant`, every
-presenter gets `presenter`; either may be empty. The per-process hub fans it out.
+presenter gets `presenter`; either may be empty. The per-process hub fans it out. `personal`
+asks each hub to follow up with each seat's own parts (fragments.personal_html: "you voted
+right", "your place"); `seat_id` narrows the participant part to one seat's sockets, and
+with `close` ends them (a removed seat).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.workshop import fragments, predictions, votes
+from teachlab.workshop import fragments, selectors
+from teachlab.workshop.models import Room
 
 
 def room_group(room_id: int) -> str:
@@ -48,15 +52,56 @@ def stage_changed(*, room) -> None:
 
 
 def claim_changed(*, room) -> None:
+    revealed = room.claim_round is not None and room.claim_round.revealed_at is not None
+    board = revealed and room.leaderboard
     send(
         room,
-        participant=fragments.participant_html(room, ["claim"]),
-        presenter=fragments.presenter_html(room, ["claim"]),
+        participant=fragments.participant_html(room, ["claim"]) + _board(room, board),
+        presenter=fragments.presenter_html(room, ["claim"]) + _board(room, board),
+        personal=["claim"] if revealed else [],
     )
 
 
+def _board(room, shown: bool) -> str:
+    return fragments.scores_html(room, ["leaderboard"]) if shown else ""
+
+
 def presenter_seats_changed(*, room) -> None:
-    send(room, presenter=fragments.render_parts(fragments.PRESENTER, ["seats"], {"room": room}))
+    send(
+        room,
+        presenter=fragments.render_parts(fragments.PRESENTER, ["seats"], {"room": room})
+        + fragments.moderation_html(room, ["status"]),
+    )
+
+
+def moderation_changed(*, room) -> None:
+    send(room, presenter=fragments.moderation_html(room, ["status"]))
+
+
+def leaderboard_changed(*, room) -> None:
+    html = fragments.scores_html(room, ["leaderboard"])
+    send(room, participant=html, presenter=html, personal=["score"])
+
+
+def seat_removed(*, room, seat) -> None:
+    """Close the removed seat's sockets (saying why) and redraw the presenter's seat list."""
+    presenter_seats_changed(room=room)
+    send(
+        room,
+        participant=fragments.render_parts(fragments.MODERATION, ["removed"], {"room": room}),
+        seat_id=seat.pk,
+        close=True,
+    )
+
+
+def seat_renamed(*, room, seat) -> None:
+    """The seat's own screens show the new name; the presenter's list does too."""
+    presenter_seats_changed(room=room)
+    send(
+        room,
+        participant=fragments.render_parts(fragments.PARTICIPANT, ["me"], {"seat": seat}),
+        seat_id=seat.pk,
+    )
 
 
 # Votes and guesses come in bursts (a whole room answers within seconds): the presenter's
@@ -83,20 +128,18 @@ async def _refresh_later(key, room_id: int, part: str) -> None:
 
 
 def presenter_part(*, room_id: int, part: str) -> str:
-    from teachlab.workshop.models import Room
-
     room = Room.objects.select_related("claim_round", "shared_run").get(pk=room_id)
     if part == "answered" and room.claim_round is not None:
         ctx = {
             "room": room,
             "claim_round": room.claim_round,
-            "tally": votes.tally(room.claim_round),
+            "tally": selectors.tally(room.claim_round),
         }
     elif part == "spread" and room.shared_run is not None:
         ctx = {
             "room": room,
             "shared": room.shared_run,
-            "spread": predictions.spread(room.shared_run),
+            "spread": selectors.spread(room.shared_run),
         }
     else:
         return ""
@@ -109,11 +152,17 @@ def run_changed(*, room) -> None:
         parts = ["outcome"]
     else:
         parts = ["run"]
+    # Each seat's own guess and result follow: the shared rendering has no seat to show.
+    personal = []
+    if shared is not None and shared.fired_at is not None:
+        personal = ["prediction", "outcome"] if parts == ["outcome"] else ["prediction"]
+    board = parts == ["outcome"] and room.leaderboard
     send(
         room,
-        participant=fragments.participant_html(room, parts),
-        presenter=fragments.presenter_html(room, parts),
+        participant=fragments.participant_html(room, parts) + _board(room, board),
+        presenter=fragments.presenter_html(room, parts) + _board(room, board),
         run_id=shared.run_id if shared is not None else "",
+        personal=personal,
     )
 
 

@@ -1,7 +1,8 @@
 """The room's sockets: thin. Identify, join the room's hub, validate each frame, call a service.
 
 A participant socket can only vote and predict; a presenter socket needs the room's
-instructor (or staff) and can also drive, reveal, fire and close.
+instructor (or staff) and can also drive, reveal, fire, close and moderate (lock, kick,
+readmit, rename).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, votes
+from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, selectors, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.frames import Frame, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
@@ -31,7 +32,10 @@ class RoomSocket(AsyncWebsocketConsumer):
     # sockets cost one channel-layer subscription instead of 300.
     channel_layer_alias = "workshop-sockets-listen-through-the-hub"
     is_presenter = False
+    seat_id: int | None = None
+    closing = False  # set when the server closes it: frames still queued are not acted on
     frame_limit = ratelimit.PARTICIPANT_FRAMES
+    room_frame_limit = ratelimit.ROOM_FRAMES
 
     async def connect(self) -> None:
         self.room_id = None
@@ -63,13 +67,16 @@ class RoomSocket(AsyncWebsocketConsumer):
         if self.room_id is not None:
             await hub_leave(self.room_id, self)
 
-    async def hub_push(self, html: str, *, close: bool = False) -> None:
+    async def hub_push(self, html: str, *, close: bool = False, code: int | None = None) -> None:
         if html:
             await self.send(text_data=html)
         if close:
-            await self.close(code=CLOSE_ENDED)
+            self.closing = True
+            await self.close(code=code or CLOSE_ENDED)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
+        if self.closing:
+            return
         refusal = await self.over_budget()
         if refusal:
             await self.send(text_data=fragments.error_html(refusal))
@@ -90,11 +97,17 @@ class RoomSocket(AsyncWebsocketConsumer):
     async def over_budget(self) -> str:
         """Why this frame is refused before it is read, or "" to go ahead."""
         try:
-            allowed = await ratelimit.frame_allowed(who=self.budget_key(), limit=self.frame_limit)
+            spent = await ratelimit.frames_spend(self.budgets())
         except Exception:  # noqa: BLE001 - no budget check, no frame: refuse rather than trust
             log.warning("workshop rate limit unavailable", exc_info=True)
             return "The server is busy; send that again in a moment."
-        return "" if allowed else "Too many messages; wait a moment."
+        if spent == 0:
+            return ""
+        if spent == 1:
+            return "Too many messages; wait a moment."
+        return (
+            "The whole room is sending too many messages at once; send that again in a few seconds."
+        )
 
     # --- run in a thread (database) ---
     def identify(self, code: str):
@@ -110,7 +123,8 @@ class RoomSocket(AsyncWebsocketConsumer):
     def act(self, frame: Frame) -> str:
         raise NotImplementedError
 
-    def budget_key(self) -> str:
+    def budgets(self) -> list[tuple[str, int]]:
+        """(who, frames per window) this socket's frames spend from, its own first."""
         raise NotImplementedError
 
 
@@ -123,11 +137,11 @@ def _run_to_follow(room: Room) -> str:
 
 class ParticipantSocket(RoomSocket):
     def identify(self, code: str):
-        room = rooms.room_for_code(code)
+        room = selectors.room_for_code(code)
         if room is None:
             return None
         token = (self.scope.get("cookies") or {}).get(rooms.seat_cookie_name(room.code))
-        seat = rooms.seat_for_token(room=room, token=token)
+        seat = selectors.seat_for_token(room=room, token=token)
         if seat is None:
             return None
         self.seat_id = seat.pk
@@ -140,14 +154,18 @@ class ParticipantSocket(RoomSocket):
         """The seat by its ids only: the services re-read the room themselves."""
         return Seat(pk=self.seat_id, room_id=self.room_id)
 
-    def budget_key(self) -> str:
-        return f"seat:{self.seat_id}"
+    def budgets(self) -> list[tuple[str, int]]:
+        # The room's budget as well: scripted seats must not each bring a budget of their own.
+        return [
+            (f"seat:{self.seat_id}", self.frame_limit),
+            (f"room:{self.room_id}", self.room_frame_limit),
+        ]
 
     def render_state(self) -> str:
         seat = self.seat()
         return fragments.participant_html(
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
-        )
+        ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
     def act(self, frame: Frame) -> str:
         seat = self.seat_ref()
@@ -173,15 +191,15 @@ class PresenterSocket(RoomSocket):
     frame_limit = ratelimit.PRESENTER_FRAMES
 
     def identify(self, code: str):
-        room = rooms.room_for_code(code)
+        room = selectors.room_for_code(code)
         user = self.scope.get("user")
         if room is None or not rooms.can_drive(user=user, room=room):
             return None
         self.user_id = user.pk
         return room, _run_to_follow(room)
 
-    def budget_key(self) -> str:
-        return f"presenter:{self.room_id}:{self.user_id}"
+    def budgets(self) -> list[tuple[str, int]]:
+        return [(f"presenter:{self.room_id}:{self.user_id}", self.frame_limit)]
 
     def room(self) -> Room:
         room = Room.objects.get(pk=self.room_id)
@@ -191,8 +209,12 @@ class PresenterSocket(RoomSocket):
 
     def render_state(self) -> str:
         room = Room.objects.get(pk=self.room_id)
-        return fragments.presenter_html(
-            room, ["stage", "claims", "claim", "seats", "run", "error"], live=True
+        return (
+            fragments.presenter_html(
+                room, ["stage", "claims", "claim", "seats", "run", "error"], live=True
+            )
+            + fragments.scores_html(room, ["leaderboard"])
+            + fragments.moderation_html(room, ["status"])
         )
 
     def render_ended(self) -> str:
@@ -216,4 +238,14 @@ class PresenterSocket(RoomSocket):
             )
         elif frame.action == "close":
             rooms.room_close(room=room)
+        elif frame.action == "lock":
+            if f["state"] not in ("on", "off"):
+                raise WorkshopError("Lock joins “on” or “off”.")
+            rooms.room_lock(room=room, locked=f["state"] == "on")
+        elif frame.action == "kick":
+            rooms.seat_kick(room=room, seat_id=f["seat"])
+        elif frame.action == "readmit":
+            rooms.seat_readmit(room=room, seat_id=f["seat"])
+        elif frame.action == "rename":
+            rooms.seat_rename(room=room, seat_id=f["seat"], nickname=f["nickname"])
         return fragments.error_html("")

@@ -16,6 +16,10 @@ class JoinForm(forms.Form):
     nickname = forms.CharField(max_length=NICKNAME_MAX, label="Nickname")
 
 
+class RenameForm(forms.Form):
+    nickname = forms.CharField(max_length=NICKNAME_MAX, label="New name")
+
+
 class DriveForm(forms.Form):
     question = forms.CharField(max_length=100)
     tier = forms.ChoiceField(choices=[(t, t) for t in TIERS])

@@ -12,11 +12,14 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
 from teachlab.lab.params import params_bounds
-from teachlab.workshop import content, predictions, votes
-from teachlab.workshop.models import Room, Seat
+from teachlab.workshop import content, scores, selectors
+from teachlab.workshop.models import Prediction, Room, Seat, Vote
 
 PARTICIPANT = "workshop/participant.html"
 PRESENTER = "workshop/presenter.html"
+SCORES = "workshop/scores.html"
+MODERATION = "workshop/moderation.html"
+CHOICE_LABELS = dict(Vote.CHOICES)
 
 
 def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) -> dict:
@@ -42,17 +45,26 @@ def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) ->
         "claim_html": content.markdown(cr.text) if cr else "",
         "why_html": content.markdown(cr.why) if cr else "",
         "truth_html": content.markdown(cr.truth) if cr else "",
-        "tally": votes.tally(cr) if cr is not None else None,
-        "my_vote": votes.vote_of(seat=seat, claim_round=cr),
+        "tally": selectors.tally(cr) if cr is not None else None,
+        "my_vote": selectors.vote_of(seat=seat, claim_round=cr),
+        "my_choice": "",
+        "my_choice_label": "",
         "shared": shared,
         "metric_label": content.METRICS.get(shared.metric, shared.metric) if shared else "",
-        "spread": predictions.spread(shared) if shared else None,
-        "outcome": predictions.outcome(shared) if shared else None,
-        "my_prediction": predictions.prediction_of(seat=seat, shared=shared),
+        "spread": selectors.spread(shared) if shared else None,
+        "outcome": selectors.outcome(shared) if shared else None,
+        "my_prediction": selectors.prediction_of(seat=seat, shared=shared),
         "counts": None,
         "picture": None,
         "sent_at": f"{time.time():.3f}",
     }
+    if ctx["my_vote"] is not None:
+        ctx["my_choice"] = ctx["my_vote"].choice
+        ctx["my_choice_label"] = CHOICE_LABELS[ctx["my_vote"].choice]
+    if ctx["outcome"] is not None:
+        ranking = scores.ranking_page(shared, seat_id=seat.pk if seat else None)
+        ctx.update(ranking=ranking, mine=ranking.mine)
+    ctx.update(leaderboard_context(room, seat=seat))
     if live and shared is not None and shared.run_id:
         ctx.update(lab_picture(shared.run_id))
     return ctx
@@ -132,6 +144,92 @@ def run_event_frames(events: list[dict]) -> list[str]:
     if cells:
         frames.append(render_parts(PARTICIPANT, ["run_outcomes"], {"cells": cells}))
     return frames
+
+
+def leaderboard_context(room: Room, *, seat: Seat | None = None, board=None) -> dict:
+    """The leaderboard's top rows and `seat`'s standing; `board` None while it is hidden."""
+    if not room.leaderboard:
+        return {"board": None, "board_total": 0, "my_standing": None}
+    if board is None:
+        board = scores.leaderboard(room)
+    mine = next((r for r in board if seat is not None and r.seat_id == seat.pk), None)
+    return {
+        "board": board[: scores.LEADERBOARD_TOP],
+        "board_total": len(board),
+        "my_standing": mine,
+    }
+
+
+def scores_html(room: Room, parts: list[str], *, seat: Seat | None = None) -> str:
+    return render_parts(
+        SCORES, parts, {"room": room, "seat": seat, **leaderboard_context(room, seat=seat)}
+    )
+
+
+def ranking_html(room: Room, shared, *, seat: Seat | None, page: int | None) -> str:
+    """One page of a run's ranking, `seat`'s row marked (the pager's answer)."""
+    ranking = scores.ranking_page(shared, seat_id=seat.pk if seat else None, page=page)
+    return render_parts(SCORES, ["ranking"], {"room": room, "seat": seat, "ranking": ranking})
+
+
+def personal_html(*, room_id: int, kinds: list[str], seat_ids: set[int]) -> dict[int, str]:
+    """Each seat's own view of what just changed for the whole room, by seat id.
+
+    A broadcast is rendered once for everyone, so it cannot show "your vote was right" or
+    "your place: 70th": this renders those small parts per seat, for the seats connected to
+    one process (the hub asks). Parts that are equal for many seats are rendered once.
+    """
+    room = Room.objects.select_related("claim_round", "shared_run").get(pk=room_id)
+    out = dict.fromkeys(seat_ids, "")
+    cr, shared = room.claim_round, room.shared_run
+    base = {"room": room, "personal": True}
+    if "claim" in kinds and cr is not None and cr.revealed_at is not None:
+        chosen = dict(
+            Vote.objects.filter(round=cr, seat_id__in=seat_ids).values_list("seat_id", "choice")
+        )
+        drawn: dict[str, str] = {}
+        for seat_id in seat_ids:
+            choice = chosen.get(seat_id, "")
+            if choice not in drawn:
+                ctx = {**base, "claim_round": cr, "my_choice": choice,
+                       "my_choice_label": CHOICE_LABELS.get(choice, "")}  # fmt: skip
+                drawn[choice] = render_parts(SCORES, ["myclaim"], ctx)
+            out[seat_id] += drawn[choice]
+    if "prediction" in kinds and shared is not None:
+        guessed = dict(
+            Prediction.objects.filter(shared_run=shared, seat_id__in=seat_ids).values_list(
+                "seat_id", "value"
+            )
+        )
+        drawn_values: dict[int | None, str] = {}
+        for seat_id in seat_ids:
+            value = guessed.get(seat_id)
+            if value not in drawn_values:
+                guess = Prediction(value=value) if value is not None else None
+                ctx = {**base, "shared": shared, "my_prediction": guess}
+                drawn_values[value] = render_parts(PARTICIPANT, ["myprediction"], ctx)
+            out[seat_id] += drawn_values[value]
+    if "outcome" in kinds and shared is not None and shared.observed is not None:
+        rows = scores.run_ranking(shared)
+        for seat_id in seat_ids:
+            # The page shown is the broadcast's first: "show my row" fetches the seat's own.
+            ranking = scores.ranking_from(rows, shared, seat_id=seat_id, page=1)
+            ctx = {**base, "ranking": ranking, "mine": ranking.mine}
+            out[seat_id] += render_parts(SCORES, ["myresult"], ctx)
+    if room.leaderboard and kinds:
+        board = scores.leaderboard(room)
+        by_seat_board = {r.seat_id: r for r in board}
+        for seat_id in seat_ids:
+            ctx = {**base, "board": board, "board_total": len(board),
+                   "my_standing": by_seat_board.get(seat_id)}  # fmt: skip
+            out[seat_id] += render_parts(SCORES, ["myscore"], ctx)
+    return out
+
+
+def moderation_html(room: Room, parts: list[str], *, query: str = "") -> str:
+    """The presenter's moderation panel: lock, leaderboard switch, seats found by `query`."""
+    ctx = {"room": room, "query": query, "found": selectors.seats_find(room=room, query=query)}
+    return render_parts(MODERATION, parts, ctx)
 
 
 def error_html(message: str) -> str:

@@ -22,6 +22,11 @@ PRESENTER_ACTIONS = {
     "reveal": {},
     "fire": {},
     "close": {},
+    # Moderation (the presenter's panel posts these over HTTP; a script may use the socket)
+    "lock": {"state": ("text", 8)},
+    "kick": {"seat": ("id", 12)},
+    "readmit": {"seat": ("id", 12)},
+    "rename": {"seat": ("id", 12), "nickname": ("text", 100)},
 }
 ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken"}
 

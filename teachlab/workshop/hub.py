@@ -19,18 +19,24 @@ from channels.layers import get_channel_layer
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import room_group
+from teachlab.workshop.models import Room, SharedRun
+from teachlab.workshop.predictions import shared_run_finish
 
 log = logging.getLogger(__name__)
 
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
 # events in a second or two, and one frame per event per phone would swamp the server.
 RUN_BATCH_SECONDS = 0.1
+CLOSE_REMOVED = 4403  # like a refused socket: htmx's ws extension does not reconnect on 4xxx
 
 
 class Member(Protocol):
     is_presenter: bool
+    seat_id: int | None  # a participant's seat; None on a presenter's socket
 
-    async def hub_push(self, html: str, *, close: bool = False) -> None: ...
+    async def hub_push(
+        self, html: str, *, close: bool = False, code: int | None = None
+    ) -> None: ...
 
 
 class RoomHub:
@@ -112,7 +118,14 @@ class RoomHub:
 
     async def dispatch(self, message: dict) -> None:
         kind = message.get("type")
-        if kind == "room.push":
+        if kind == "room.push" and message.get("seat_id"):
+            await self.fan_out_seat(
+                int(message["seat_id"]),
+                participant=message.get("participant") or "",
+                presenter=message.get("presenter") or "",
+                close=bool(message.get("close")),
+            )
+        elif kind == "room.push":
             await self.flush()  # run events first, so an outcome never overtakes its receipts
             if message.get("run_id"):
                 await self.follow_run(message["run_id"])
@@ -121,6 +134,8 @@ class RoomHub:
                 presenter=message.get("presenter") or "",
                 close=bool(message.get("close")),
             )
+            if message.get("personal"):
+                await self.push_personal(list(message["personal"]))
         elif kind == "room.follow" and message.get("run_id"):
             await self.follow_run(str(message["run_id"]))
         elif kind == "lab.event":
@@ -164,6 +179,38 @@ class RoomHub:
                 except Exception:  # noqa: BLE001 - a socket that went away mid-send
                     log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 
+    async def fan_out_seat(
+        self, seat_id: int, *, participant: str, presenter: str, close: bool = False
+    ) -> None:
+        """`participant` to one seat's sockets only (closing them when asked, with the
+        refusal code so the browser does not reconnect); `presenter` to every presenter."""
+        for member in list(self.members):
+            try:
+                if member.is_presenter:
+                    if presenter:
+                        await member.hub_push(presenter)
+                elif member.seat_id == seat_id:
+                    await member.hub_push(participant, close=close, code=CLOSE_REMOVED)
+            except Exception:  # noqa: BLE001 - a socket that went away mid-send
+                log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
+
+    async def push_personal(self, kinds: list[str]) -> None:
+        """Each connected seat's own parts after a broadcast (its vote's verdict, its place),
+        rendered in one database hop for the seats of this process."""
+        seats = {m.seat_id for m in self.members if not m.is_presenter and m.seat_id}
+        if not seats:
+            return
+        by_seat = await database_sync_to_async(fragments.personal_html)(
+            room_id=self.room_id, kinds=kinds, seat_ids=seats
+        )
+        for member in list(self.members):
+            html = by_seat.get(member.seat_id) if not member.is_presenter else ""
+            if html:
+                try:
+                    await member.hub_push(html)
+                except Exception:  # noqa: BLE001 - a socket that went away mid-send
+                    log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
+
 
 class LabFeed:
     """The room hub as a watcher of the lab's reader for its run (teachlab/lab/reader.py)."""
@@ -186,9 +233,6 @@ def live_snapshot(
 ) -> tuple[str, list[int]]:
     """The room's live run section from the lab reader's events (or the stored ones), and
     the numbers of those events."""
-    from teachlab.workshop import fragments
-    from teachlab.workshop.models import Room
-
     room = Room.objects.get(pk=room_id)
     ctx = fragments.room_context(room)
     ctx.update(fragments.lab_picture(run_id, events=events))  # even before the room has its id
@@ -197,9 +241,6 @@ def live_snapshot(
 
 def run_done(*, room_id: int, run_id: str, summary: dict | None) -> None:
     """The lab says the room's run settled: store the observation and show the outcome."""
-    from teachlab.workshop.models import SharedRun
-    from teachlab.workshop.predictions import shared_run_finish
-
     shared = SharedRun.objects.filter(room_id=room_id, run_id=run_id).select_related("room")
     for item in shared:
         shared_run_finish(shared=item, summary=summary)

@@ -11,10 +11,13 @@ import secrets
 from django.conf import settings
 from django.db import models
 
+from teachlab.workshop.errors import WorkshopError
+
 # No 0/O, 1/I/L: the code is read off a projector and typed on a phone.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
+KEY_MAX = 255  # NFKC and skeletons grow a name: "ﬃ" is one character, "ffi" three
 
 
 def new_room_code() -> str:
@@ -42,6 +45,10 @@ class Room(models.Model):
     shared_run = models.ForeignKey(
         "SharedRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Moderation and scores (issue 12): no new seats while locked; the leaderboard is shown
+    # to the room only when the instructor turns it on.
+    joins_locked = models.BooleanField(default=False)
+    leaderboard = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -53,15 +60,26 @@ class Room(models.Model):
     def is_open(self) -> bool:
         return self.closed_at is None
 
+    def require_open(self) -> None:
+        """Refuse whatever would change a closed room, in words fit to show who acted."""
+        if not self.is_open:
+            raise WorkshopError("This workshop has ended; nothing more is accepted.")
+
 
 class Seat(models.Model):
     """One participant in one room; the token in their cookie brings them back to it."""
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="seats")
     nickname = models.CharField(max_length=NICKNAME_MAX)
-    nickname_key = models.CharField(max_length=NICKNAME_MAX)  # casefolded, for uniqueness
+    nickname_key = models.CharField(max_length=KEY_MAX)  # NFKC, casefolded, for uniqueness
+    # UTS #39 skeletons of the name as typed and case-folded (names.py): look-alikes collide.
+    skeleton = models.CharField(max_length=KEY_MAX, blank=True, db_index=True)
+    skeleton_folded = models.CharField(max_length=KEY_MAX, blank=True, db_index=True)
     token = models.CharField(max_length=64, unique=True, default=new_seat_token)
     joined_at = models.DateTimeField(auto_now_add=True)
+    # Set when the instructor removes the seat: its cookie no longer seats anyone, its
+    # sockets are closed, and that browser cannot join the room again until readmitted.
+    kicked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["joined_at"]
@@ -127,6 +145,9 @@ class SharedRun(models.Model):
     opened_at = models.DateTimeField(auto_now_add=True)
     fired_at = models.DateTimeField(null=True, blank=True)
     observed = models.IntegerField(null=True, blank=True)
+    # When the observation was stored: by the lab monitor's settle (signal), the room's hub,
+    # or the presenter's "show the outcome now", whichever came first.
+    settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["opened_at"]

@@ -2,54 +2,17 @@
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field
-
 from django.db import transaction
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, content, rooms
+from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
+from teachlab.workshop.selectors import room_locked, seat_present
 
 MAX_PREDICTION = 100_000
 # The run parameters a room's own run may set; the lab's run-parameter schema checks them.
 ROOM_PARAMS = ("count", "countdown", "spacing", "duration", "acks_late", "guard")
-
-
-@dataclass(frozen=True)
-class Spread:
-    """How the room's guesses are spread, for the presenter."""
-
-    values: list[int]
-    buckets: list[tuple[int, int]] = field(default_factory=list)  # (value, how many)
-
-    @property
-    def count(self) -> int:
-        return len(self.values)
-
-    @property
-    def low(self) -> int | None:
-        return min(self.values) if self.values else None
-
-    @property
-    def high(self) -> int | None:
-        return max(self.values) if self.values else None
-
-    @property
-    def median(self) -> float | None:
-        return statistics.median(self.values) if self.values else None
-
-    @property
-    def widest(self) -> int:
-        return max((n for _, n in self.buckets), default=0)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    observed: int
-    rows: list[tuple[str, int, int]]  # (nickname, predicted, off by), closest first
-    closest: list[str]
 
 
 def shared_run_open(
@@ -62,7 +25,7 @@ def shared_run_open(
     metric: str = "receipts",
 ) -> SharedRun:
     """Open a run for the room to predict: an experiment's preset, or parameters given here."""
-    rooms.require_open(room)
+    room.require_open()
     if experiment_slug:
         exp = next((e for e in content.room_experiments() if e.slug == experiment_slug), None)
         if exp is None:
@@ -78,7 +41,7 @@ def shared_run_open(
         raise WorkshopError("Pick what the room predicts: receipts, executions, duplicates…")
     prompt = " ".join((prompt or "").split())[:300] or f"How many {content.METRICS[metric]}?"
     with transaction.atomic():
-        rooms.room_locked(room.pk)
+        room_locked(room.pk)
         shared = SharedRun.objects.create(
             room=room,
             title=title[:200],
@@ -128,8 +91,9 @@ def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
     if not 0 <= number <= MAX_PREDICTION:
         raise WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
     with transaction.atomic():
-        room = rooms.room_locked(seat.room_id)  # a fire or close lands before or after
-        rooms.require_open(room)
+        room = room_locked(seat.room_id)  # a fire or close lands before or after
+        room.require_open()
+        seat_present(seat)
         shared = room.shared_run
         if shared is None or shared.pk != shared_run_id:
             raise WorkshopError("That run is no longer open for predictions.")
@@ -155,13 +119,13 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     from teachlab.lab.errors import LabError
     from teachlab.lab.firing import run_fire
 
-    rooms.require_open(room)
+    room.require_open()
     shared = room.shared_run
     if shared is None:
         raise WorkshopError("Open a run for the room first.")
     now = timezone.now()
     with transaction.atomic():
-        rooms.room_locked(room.pk)  # a guess being stored lands before predictions close
+        room_locked(room.pk)  # a guess being stored lands before predictions close
         fired = SharedRun.objects.filter(pk=shared.pk, fired_at__isnull=True).update(fired_at=now)
     if not fired:
         raise WorkshopError("This run has already been fired; open a new one to go again.")
@@ -193,12 +157,16 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
 
 
 def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool:
-    """Store what the run showed and tell the room; True when this call stored it."""
+    """Store what the run showed and tell the room; True once the outcome is stored (by this
+    call or an earlier one). Idempotent: of several callers (the lab's settle signal, each
+    server process's hub, the presenter's button) only the first stores and broadcasts."""
     from teachlab.lab.models import Run
     from teachlab.lab.reading import run_summary
     from teachlab.lab.settle import run_settle
 
-    if shared.observed is not None or not shared.run_id:
+    if shared.observed is not None:
+        return True
+    if not shared.run_id:
         return False
     if summary is None:
         run = Run.objects.filter(pk=shared.run_id).first()
@@ -207,44 +175,20 @@ def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool
         run = run_settle(run)  # the monitor does this too; here for a room without one
         if run.status == Run.Status.RUNNING:
             raise WorkshopError("The run is still going: wait for its last receipts.")
+        shared.refresh_from_db(fields=["observed", "settled_at"])
+        if shared.observed is not None:  # settling it just now stored it (signals.py)
+            return True
         summary = run_summary(run)
     observed = content.observed_value(summary, shared.metric)
-    stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(observed=observed)
+    now = timezone.now()
+    stored = SharedRun.objects.filter(pk=shared.pk, observed__isnull=True).update(
+        observed=observed, settled_at=now
+    )
     if stored:
-        shared.observed = observed
+        shared.observed, shared.settled_at = observed, now
         room = Room.objects.get(pk=shared.room_id)
         if room.shared_run_id == shared.pk:  # the room may have moved on to another run
             broadcast.run_changed(room=room)
-    return bool(stored)
-
-
-def spread(shared: SharedRun) -> Spread:
-    values = sorted(shared.predictions.values_list("value", flat=True))
-    counts: dict[int, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    return Spread(values=values, buckets=sorted(counts.items()))
-
-
-def outcome(shared: SharedRun) -> Outcome | None:
-    if shared.observed is None:
-        return None
-    rows = sorted(
-        (
-            (p.seat.nickname, p.value, abs(p.value - shared.observed))
-            for p in shared.predictions.select_related("seat")
-        ),
-        key=lambda row: (row[2], row[0].casefold()),
-    )
-    best = rows[0][2] if rows else None
-    return Outcome(
-        observed=shared.observed,
-        rows=rows,
-        closest=[name for name, _, off in rows if off == best],
-    )
-
-
-def prediction_of(*, seat: Seat | None, shared: SharedRun | None) -> Prediction | None:
-    if seat is None or shared is None:
-        return None
-    return Prediction.objects.filter(shared_run=shared, seat=seat).first()
+        return True
+    shared.refresh_from_db(fields=["observed", "settled_at"])
+    return shared.observed is not None

@@ -1,4 +1,5 @@
-"""What a finished workshop keeps: one row per participant, per claim, per shared run."""
+"""What a finished workshop keeps: one row per participant, per claim, per shared run, per
+participant and item (every vote and guess, or its absence), and the leaderboard."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import io
 
 from django.db.models import Count, Q
 
-from teachlab.workshop.models import ClaimRound, Room, Seat, SharedRun, Vote
-from teachlab.workshop.predictions import outcome
+from teachlab.workshop.models import ClaimRound, Prediction, Room, Seat, SharedRun, Vote
+from teachlab.workshop.scores import leaderboard, run_score
+from teachlab.workshop.selectors import outcome
 
 
 def participant_rows(room: Room) -> list[dict]:
@@ -46,12 +48,15 @@ def claim_rows(room: Room) -> list[dict]:
         n_holds=Count("votes", filter=Q(votes__choice=Vote.HOLDS)),
         n_costs=Count("votes", filter=Q(votes__choice=Vote.COSTS)),
     )
+    seats = Seat.objects.filter(room=room, kicked_at__isnull=True).count()
     rows = []
     for cr in rounds:
         answered = cr.n_holds + cr.n_costs
         right = cr.n_holds if cr.holds else cr.n_costs
         rows.append(
             {
+                "right": right,
+                "unanswered": max(0, seats - answered),
                 "claim": cr.claim_key,
                 "text": cr.text,
                 "answer": "holds up" if cr.holds else "costs you the question",
@@ -70,18 +75,100 @@ def run_rows(room: Room) -> list[dict]:
     rows = []
     for shared in SharedRun.objects.filter(room=room):
         result = outcome(shared)
+        values = sorted(shared.predictions.values_list("value", flat=True))
         rows.append(
             {
                 "title": shared.title,
                 "prompt": shared.prompt,
                 "metric": shared.metric,
-                "predictions": shared.predictions.count(),
+                "predictions": len(values),
+                # The values themselves (this column once held their count), lowest first.
+                "predicted": " ".join(map(str, values)),
                 "observed": shared.observed,
                 "closest": ", ".join(result.closest) if result else "",
+                "settled_at": shared.settled_at,
                 "run_id": shared.run_id,
             }
         )
     return rows
+
+
+def answer_rows(room: Room) -> list[dict]:
+    """One row per participant per item (each claim put to the room, each shared run), in
+    the order the items were opened: the vote or guess, whether it was right (or how far
+    off), and when it was last changed. An item a participant did not answer has a row too,
+    with the answer left empty."""
+    seats = list(Seat.objects.filter(room=room).order_by("joined_at", "pk"))
+    items: list[tuple] = []
+    for cr in ClaimRound.objects.filter(room=room):
+        items.append((cr.opened_at, "claim", cr))
+    for shared in SharedRun.objects.filter(room=room):
+        items.append((shared.opened_at, "run", shared))
+    items.sort(key=lambda item: (item[0], item[1], item[2].pk))
+    votes = {
+        (v.round_id, v.seat_id): v for v in Vote.objects.filter(round__room=room).only(
+            "round_id", "seat_id", "choice", "cast_at"
+        )
+    }  # fmt: skip
+    guesses = {
+        (p.shared_run_id, p.seat_id): p
+        for p in Prediction.objects.filter(shared_run__room=room).only(
+            "shared_run_id", "seat_id", "value", "made_at"
+        )
+    }
+    labels = dict(Vote.CHOICES)
+    rows = []
+    for n, (_, kind, item) in enumerate(items, start=1):
+        for seat in seats:
+            row = {
+                "nickname": seat.nickname,
+                "item": n,
+                "kind": kind,
+                "removed": _yes(seat.kicked_at),
+            }
+            if kind == "claim":
+                vote = votes.get((item.pk, seat.pk))
+                revealed = item.revealed_at is not None
+                row.update(
+                    question=item.text,
+                    right_answer=labels[item.right_choice] if revealed else "",
+                    answer=labels[vote.choice] if vote else "",
+                    correct=_yes(vote.choice == item.right_choice) if vote and revealed else "",
+                    off_by="",
+                    score=(1 if vote.choice == item.right_choice else 0)
+                    if vote and revealed
+                    else "",
+                    answered_at=vote.cast_at.isoformat() if vote else "",
+                )
+            else:
+                guess = guesses.get((item.pk, seat.pk))
+                observed = item.observed
+                settled = observed is not None
+                row.update(
+                    question=item.prompt,
+                    right_answer=observed if settled else "",
+                    answer=guess.value if guess else "",
+                    correct=_yes(guess.value == observed) if guess and settled else "",
+                    off_by=abs(guess.value - observed) if guess and settled else "",
+                    score=round(run_score(predicted=guess.value, observed=observed), 3)
+                    if guess and settled
+                    else "",
+                    answered_at=guess.made_at.isoformat() if guess else "",
+                )
+            rows.append(row)
+    return rows
+
+
+def score_rows(room: Room) -> list[dict]:
+    """The leaderboard (scores.py: accuracy only), everyone still seated."""
+    return [
+        {"place": r.place, "nickname": r.nickname, "score": r.score, "answered": r.answered}
+        for r in leaderboard(room)
+    ]
+
+
+def _yes(flag) -> str:
+    return "yes" if flag else "no"
 
 
 def _cell(value) -> str:
@@ -115,6 +202,8 @@ EXPORTS = {
             "holds",
             "costs",
             "answered",
+            "right",
+            "unanswered",
             "right_pct",
             "opened_at",
             "revealed_at",
@@ -122,6 +211,33 @@ EXPORTS = {
     ),
     "runs": (
         run_rows,
-        ["title", "prompt", "metric", "predictions", "observed", "closest", "run_id"],
+        [
+            "title",
+            "prompt",
+            "metric",
+            "predictions",
+            "predicted",
+            "observed",
+            "closest",
+            "settled_at",
+            "run_id",
+        ],
     ),
+    "answers": (
+        answer_rows,
+        [
+            "nickname",
+            "item",
+            "kind",
+            "question",
+            "answer",
+            "right_answer",
+            "correct",
+            "off_by",
+            "score",
+            "answered_at",
+            "removed",
+        ],
+    ),
+    "scores": (score_rows, ["place", "nickname", "score", "answered"]),
 }

@@ -1,16 +1,16 @@
-"""Rooms and seats: create, join, find a seat again, drive the room, close it."""
+"""Rooms and seats: create, join, moderate (lock, remove, readmit, rename), drive, close."""
 
 from __future__ import annotations
 
-import unicodedata
-
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from teachlab.workshop import broadcast
+from teachlab.workshop import broadcast, content, names
 from teachlab.workshop.errors import WorkshopError
-from teachlab.workshop.models import CODE_ALPHABET, NICKNAME_MAX, Room, Seat, new_room_code
+from teachlab.workshop.models import KEY_MAX, NICKNAME_MAX, Room, Seat, new_room_code
+from teachlab.workshop.selectors import room_locked
 
 TIERS = ("prompt", "basics", "solid", "senior")
 SEAT_COOKIE_PREFIX = "tl_seat_"
@@ -18,11 +18,6 @@ SEAT_COOKIE_PREFIX = "tl_seat_"
 
 def seat_cookie_name(code: str) -> str:
     return f"{SEAT_COOKIE_PREFIX}{code}"
-
-
-def normalise_code(raw: str) -> str:
-    """Codes are typed on phones: ignore case, spaces and dashes."""
-    return "".join(ch for ch in (raw or "").upper() if ch in CODE_ALPHABET)
 
 
 def can_drive(*, user, room: Room) -> bool:
@@ -52,59 +47,149 @@ def room_create(*, instructor, title: str) -> Room:
     raise WorkshopError("Could not find a free join code; try again.")
 
 
-def room_for_code(code: str) -> Room | None:
-    code = normalise_code(code)
-    if not code:
-        return None
-    return Room.objects.filter(code=code).first()
+def host_names(room: Room) -> list[str]:
+    """What the room's instructor is called: a participant may not take any of it."""
+    user = room.instructor
+    # Username and full name only: a participant who shares the instructor's first name
+    # alone ("Grace" in Grace Hopper's room) is not posing as them.
+    return [n for n in (user.get_username(), user.get_full_name()) if n and n.strip()]
 
 
-def clean_nickname(raw: str) -> str:
-    """Collapse whitespace, drop control characters; the result is what everyone sees."""
-    text = "".join(ch for ch in (raw or "") if unicodedata.category(ch)[0] != "C")
-    text = " ".join(text.split())
-    if not text:
-        raise WorkshopError("Pick a nickname so the room can tell you apart.")
-    if len(text) > NICKNAME_MAX:
-        raise WorkshopError(f"Keep the nickname to {NICKNAME_MAX} characters or fewer.")
-    return text
+def nickname_check(*, room: Room, nickname: str, seat_pk: int | None = None) -> dict:
+    """A nickname as shown, and its keys, once it passes every rule; WorkshopError if not.
+
+    Rules: something visible is left after cleaning (names.nickname_clean); it does not pose
+    as the instructor ("Instructor (host)", or their name); it neither equals (ignoring case)
+    nor looks like (UTS #39 skeleton) the name of another seat of the room, removed seats
+    included, so a removed seat's look-alike cannot come back under a new cookie.
+    """
+    shown = names.nickname_clean(nickname)
+    key = names.nickname_key(shown)
+    typed, folded = names.skeletons(shown)
+    if max(len(key), len(typed), len(folded)) > KEY_MAX:
+        raise WorkshopError(f"Keep the nickname to {NICKNAME_MAX} plain characters or fewer.")
+    if names.impersonates_host(shown, host_names=host_names(room)):
+        raise WorkshopError(
+            f"“{shown}” looks like the instructor's name or title. Pick a nickname of your own."
+        )
+    clash = (
+        Seat.objects.filter(room=room)
+        .filter(Q(nickname_key=key) | Q(skeleton=typed) | Q(skeleton_folded=folded))
+        .exclude(pk=seat_pk)
+        .first()
+    )
+    if clash is not None:
+        if clash.nickname_key == key:
+            raise WorkshopError(
+                f"Someone in this room is already called “{clash.nickname}”. Pick another nickname."
+            )
+        raise WorkshopError(
+            f"“{shown}” looks too much like “{clash.nickname}”, who is already in this room. "
+            "Pick a nickname that looks different."
+        )
+    return {"nickname": shown, "nickname_key": key, "skeleton": typed, "skeleton_folded": folded}
 
 
 def seat_join(*, room: Room, nickname: str) -> Seat:
-    if not room.is_open:
-        raise WorkshopError("This workshop has ended; it takes no new participants.")
-    nickname = clean_nickname(nickname)
-    # A cap per room instead of a per-address limit: a classroom often shares one address, but
-    # nothing should be able to fill a room with thousands of scripted seats.
-    limit = getattr(settings, "WORKSHOP_MAX_SEATS", 500)
-    if Seat.objects.filter(room=room).count() >= limit:
-        raise WorkshopError(
-            f"This room is full ({limit} participants). Ask the instructor to open another."
-        )
-    # Names that look the same are the same: "José" typed two ways, "Ａna" and "ana".
-    key = unicodedata.normalize("NFKC", nickname).casefold()
-    try:
-        with transaction.atomic():
-            seat = Seat.objects.create(room=room, nickname=nickname, nickname_key=key)
-    except IntegrityError:
-        raise WorkshopError(
-            f"Someone in this room is already called “{nickname}”. Pick another nickname."
-        ) from None
+    """A new seat, if the room is open, not locked, not full, and the name passes."""
+    with transaction.atomic():
+        # The room's row lock: two joins of one room (two look-alikes, the last free seat)
+        # are checked one after the other.
+        locked = room_locked(room.pk)
+        if not locked.is_open:
+            raise WorkshopError("This workshop has ended; it takes no new participants.")
+        if locked.joins_locked:
+            raise WorkshopError(
+                "The instructor has locked this room: it takes no new participants for now."
+            )
+        # A cap per room (settings.WORKSHOP_MAX_SEATS, removed seats included): nothing
+        # should be able to fill a room with thousands of scripted seats.
+        limit = settings.WORKSHOP_MAX_SEATS
+        if Seat.objects.filter(room=room).count() >= limit:
+            raise WorkshopError(
+                f"This room is full ({limit} participants). Ask the instructor to open another."
+            )
+        fields = nickname_check(room=locked, nickname=nickname)
+        try:
+            with transaction.atomic():
+                seat = Seat.objects.create(room=room, **fields)
+        except IntegrityError:
+            raise WorkshopError(
+                f"Someone in this room is already called “{fields['nickname']}”. "
+                "Pick another nickname."
+            ) from None
     broadcast.presenter_seats_changed(room=room)
     return seat
 
 
-def seat_for_token(*, room: Room, token: str | None) -> Seat | None:
-    if not token or len(token) > 64:
-        return None
-    return Seat.objects.filter(room=room, token=token).first()
+def _room_seat(room: Room, seat_id: int) -> Seat:
+    seat = Seat.objects.filter(room=room, pk=seat_id).first()
+    if seat is None:
+        raise WorkshopError("That participant is not in this room.")
+    return seat
+
+
+def room_lock(*, room: Room, locked: bool) -> Room:
+    """Lock (or unlock) joins: seated participants stay and may reconnect; nobody new."""
+    room.require_open()
+    Room.objects.filter(pk=room.pk).update(joins_locked=locked)
+    room.joins_locked = locked
+    broadcast.moderation_changed(room=room)
+    return room
+
+
+def room_leaderboard(*, room: Room, shown: bool) -> Room:
+    """Show (or hide) the leaderboard on every screen of the room."""
+    Room.objects.filter(pk=room.pk).update(leaderboard=shown)
+    room.leaderboard = shown
+    broadcast.leaderboard_changed(room=room)
+    broadcast.moderation_changed(room=room)
+    return room
+
+
+def seat_kick(*, room: Room, seat_id: int) -> Seat:
+    """Remove a seat: its sockets are closed, its cookie seats nobody, its browser cannot
+    join this room again, and its name stays taken, until the instructor readmits it."""
+    seat = _room_seat(room, seat_id)
+    if seat.kicked_at is None:
+        seat.kicked_at = timezone.now()
+        Seat.objects.filter(pk=seat.pk, kicked_at__isnull=True).update(kicked_at=seat.kicked_at)
+        broadcast.seat_removed(room=room, seat=seat)
+    return seat
+
+
+def seat_readmit(*, room: Room, seat_id: int) -> Seat:
+    """Undo a removal: the seat's cookie works again (its sockets reconnect on a reload)."""
+    seat = _room_seat(room, seat_id)
+    if seat.kicked_at is not None:
+        Seat.objects.filter(pk=seat.pk).update(kicked_at=None)
+        seat.kicked_at = None
+        broadcast.presenter_seats_changed(room=room)
+    return seat
+
+
+def seat_rename(*, room: Room, seat_id: int, nickname: str) -> Seat:
+    """Give a seat another name, under the same rules as joining (its own name aside)."""
+    with transaction.atomic():
+        room_locked(room.pk)
+        seat = _room_seat(room, seat_id)
+        fields = nickname_check(room=room, nickname=nickname, seat_pk=seat.pk)
+        try:
+            with transaction.atomic():
+                Seat.objects.filter(pk=seat.pk).update(**fields)
+        except IntegrityError:
+            raise WorkshopError(
+                f"Someone in this room is already called “{fields['nickname']}”."
+            ) from None
+        for name, value in fields.items():
+            setattr(seat, name, value)
+    broadcast.seat_renamed(room=room, seat=seat)
+    return seat
 
 
 def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
     """Show a question (and tier) on the presenter screen and every following participant's."""
-    from teachlab.workshop import content
-
-    require_open(room)
+    room.require_open()
     if tier not in TIERS:
         raise WorkshopError(f"Unknown tier “{tier}”: pick one of {', '.join(TIERS)}.")
     if content.question(question_slug) is None:
@@ -114,19 +199,6 @@ def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
     room.save(update_fields=["question_slug", "tier"])
     broadcast.stage_changed(room=room)
     return room
-
-
-def room_locked(pk: int) -> Room:
-    """The room, its row locked until the transaction ends.
-
-    Whatever reads the room's state and then writes on it (a vote, a guess, a reveal, a
-    fire) takes this first, so two of them on one room happen one after the other. On
-    PostgreSQL it is a row lock (FOR UPDATE); on SQLite the IMMEDIATE transaction already
-    holds the database's write lock and Django leaves FOR UPDATE out. The open claim and run
-    are not joined in: rows read in the same statement as the lock keep the version from
-    before the wait, so they are read afterwards, by their own queries.
-    """
-    return Room.objects.select_for_update().get(pk=pk)
 
 
 def room_close(*, room: Room) -> Room:
@@ -139,8 +211,3 @@ def room_close(*, room: Room) -> Room:
     elif room.closed_at is None:
         room.refresh_from_db(fields=["closed_at"])
     return room
-
-
-def require_open(room: Room) -> None:
-    if not room.is_open:
-        raise WorkshopError("This workshop has ended; nothing more is accepted.")

@@ -17,6 +17,13 @@ urlpatterns = [
     path("r/<str:code>/fire/", views.fire, name="fire"),
     path("r/<str:code>/outcome/", views.outcome, name="outcome"),
     path("r/<str:code>/close/", views.close, name="close"),
+    path("r/<str:code>/ranking/", views.ranking, name="ranking"),
+    path("r/<str:code>/lock/", views.lock, name="lock"),
+    path("r/<str:code>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("r/<str:code>/seats/", views.seats, name="seats"),
+    path("r/<str:code>/seats/<int:seat_id>/kick/", views.seat_kick, name="kick"),
+    path("r/<str:code>/seats/<int:seat_id>/readmit/", views.seat_readmit, name="readmit"),
+    path("r/<str:code>/seats/<int:seat_id>/rename/", views.seat_rename, name="rename"),
     path("r/<str:code>/results/", views.results_page, name="results"),
     path("r/<str:code>/results/<str:kind>.csv", views.results_csv, name="results_csv"),
 ]

@@ -11,12 +11,22 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from teachlab.workshop import content, fragments, predictions, results, rooms, votes
+from teachlab.workshop import (
+    content,
+    fragments,
+    predictions,
+    ratelimit,
+    results,
+    rooms,
+    selectors,
+    votes,
+)
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.forms import (
     ClaimForm,
     DriveForm,
     JoinForm,
+    RenameForm,
     RoomCreateForm,
     RunOpenForm,
     form_error,
@@ -29,14 +39,26 @@ SEAT_COOKIE_AGE = 60 * 60 * 24 * 7
 
 
 def _room_or_404(code: str) -> Room:
-    room = rooms.room_for_code(code)
+    room = selectors.room_for_code(code)
     if room is None:
         raise Http404("No workshop room has that code.")
     return room
 
 
+REMOVED = (
+    "The instructor removed you from this room, so this browser cannot join it again. "
+    "Ask the instructor if you think that was a mistake."
+)
+
+
+def _removed(request: HttpRequest, room: Room) -> bool:
+    return selectors.seat_removed(
+        room=room, token=request.COOKIES.get(rooms.seat_cookie_name(room.code))
+    )
+
+
 def _seat(request: HttpRequest, room: Room):
-    return rooms.seat_for_token(
+    return selectors.seat_for_token(
         room=room, token=request.COOKIES.get(rooms.seat_cookie_name(room.code))
     )
 
@@ -67,36 +89,45 @@ def room_create(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def join(request: HttpRequest) -> HttpResponse:
-    error = ""
+    error, status = "", 200
     if request.method == "POST":
         form = JoinForm(request.POST)
-        if form.is_valid():
-            room = rooms.room_for_code(form.cleaned_data["code"])
-            if room is None:
-                error = "No workshop room has that code. Check it on the instructor's screen."
-            elif _seat(request, room) is not None:
-                return redirect("workshop:room", code=room.code)  # already seated: same seat
-            else:
-                try:
-                    seat = rooms.seat_join(room=room, nickname=form.cleaned_data["nickname"])
-                except WorkshopError as exc:
-                    error = exc.message
-                else:
-                    response = redirect("workshop:room", code=room.code)
-                    response.set_cookie(
-                        rooms.seat_cookie_name(room.code),
-                        seat.token,
-                        max_age=SEAT_COOKIE_AGE,
-                        httponly=True,
-                        samesite="Lax",
-                        secure=request.is_secure(),
-                    )
-                    return response
-        else:
-            error = form_error(form)
-    else:
-        form = JoinForm(initial={"code": request.GET.get("code", "")})
-    status = 400 if error else 200
+        if not form.is_valid():
+            return _join_page(request, form, form_error(form), 400)
+        room = selectors.room_for_code(form.cleaned_data["code"])
+        if room is None:
+            error = "No workshop room has that code. Check it on the instructor's screen."
+            return _join_page(request, form, error, 400)
+        if _seat(request, room) is not None:
+            return redirect("workshop:room", code=room.code)  # already seated: same seat
+        if _removed(request, room):
+            return _join_page(request, form, REMOVED, 403)
+        # Off unless settings.WORKSHOP_JOINS_PER_ADDRESS is set (ratelimit.join_wait).
+        if wait := ratelimit.join_wait(address=request.META.get("REMOTE_ADDR", "")):
+            error = f"Too many joins from your network address; try again in {wait} seconds."
+            return _join_page(request, form, error, 429)
+        try:
+            seat = rooms.seat_join(room=room, nickname=form.cleaned_data["nickname"])
+        except WorkshopError as exc:
+            return _join_page(request, form, exc.message, 400)
+        response = redirect("workshop:room", code=room.code)
+        response.set_cookie(
+            rooms.seat_cookie_name(room.code),
+            seat.token,
+            max_age=SEAT_COOKIE_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=request.is_secure(),
+        )
+        return response
+    form = JoinForm(initial={"code": request.GET.get("code", "")})
+    room = selectors.room_for_code(request.GET.get("code", ""))
+    if room is not None and _removed(request, room):
+        error, status = REMOVED, 403
+    return _join_page(request, form, error, status)
+
+
+def _join_page(request: HttpRequest, form: JoinForm, error: str, status: int) -> HttpResponse:
     return render(request, "workshop/join.html", {"form": form, "error": error}, status=status)
 
 
@@ -171,6 +202,8 @@ def present(request: HttpRequest, room: Room) -> HttpResponse:
         join_page=links["join_page"],
         join_loopback=links["loopback"],
         qr=qr_svg(links["join_url"]),
+        found=selectors.seats_find(room=room),
+        query="",
         **fragments.presenter_extras(room),
     )
     return render(request, fragments.PRESENTER, ctx)
@@ -266,6 +299,98 @@ def close(request: HttpRequest, room: Room) -> None:
 
 
 @require_GET
+def ranking(request: HttpRequest, code: str) -> HttpResponse:
+    """A page of a run's ranking, the asker's own row marked (participants and presenters)."""
+    room = _room_or_404(code)
+    seat = _seat(request, room)
+    if seat is None and not rooms.can_drive(user=request.user, room=room):
+        return HttpResponseForbidden("Join the room first.")
+    run = request.GET.get("run", "")
+    shared = (
+        room.shared_runs.filter(pk=int(run), observed__isnull=False).first()
+        if run.isascii() and run.isdigit() and len(run) < 12
+        else None
+    )
+    if shared is None:
+        return HttpResponse(fragments.error_html("That run has no outcome yet."), status=404)
+    raw = request.GET.get("page", "")
+    page = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 6 else None
+    return HttpResponse(fragments.ranking_html(room, shared, seat=seat, page=page))
+
+
+def _moderated(request: HttpRequest, room: Room, error: str = "") -> HttpResponse:
+    """htmx: the moderation panel's changed parts; otherwise back to the presenter page."""
+    if not request.htmx:
+        if error:
+            return render(
+                request, "workshop/error.html", {"room": room, "error": error}, status=400
+            )
+        return redirect("workshop:present", code=room.code)
+    room.refresh_from_db()
+    query = request.POST.get("q", "") or request.GET.get("q", "")
+    html = fragments.moderation_html(room, ["status", "seat_rows"], query=query)
+    return HttpResponse(html + fragments.error_html(error))
+
+
+def moderation_action(action):
+    """A POST from the moderation panel: CSRF (Django's middleware), instructor or staff."""
+
+    @wraps(action)
+    @require_POST
+    @driver_only
+    def view(request: HttpRequest, room: Room, **kwargs) -> HttpResponse:
+        try:
+            action(request, room, **kwargs)
+        except WorkshopError as exc:
+            return _moderated(request, room, exc.message)
+        return _moderated(request, room)
+
+    return view
+
+
+@moderation_action
+def lock(request: HttpRequest, room: Room) -> None:
+    state = request.POST.get("state", "")
+    if state not in ("on", "off"):
+        raise WorkshopError("Lock joins “on” or “off”.")
+    rooms.room_lock(room=room, locked=state == "on")
+
+
+@moderation_action
+def leaderboard(request: HttpRequest, room: Room) -> None:
+    state = request.POST.get("state", "")
+    if state not in ("on", "off"):
+        raise WorkshopError("Show the leaderboard “on” or “off”.")
+    rooms.room_leaderboard(room=room, shown=state == "on")
+
+
+@moderation_action
+def seat_kick(request: HttpRequest, room: Room, seat_id: int) -> None:
+    rooms.seat_kick(room=room, seat_id=seat_id)
+
+
+@moderation_action
+def seat_readmit(request: HttpRequest, room: Room, seat_id: int) -> None:
+    rooms.seat_readmit(room=room, seat_id=seat_id)
+
+
+@moderation_action
+def seat_rename(request: HttpRequest, room: Room, seat_id: int) -> None:
+    form = RenameForm(request.POST)
+    if not form.is_valid():
+        raise WorkshopError(form_error(form))
+    rooms.seat_rename(room=room, seat_id=seat_id, nickname=form.cleaned_data["nickname"])
+
+
+@require_GET
+@driver_only
+def seats(request: HttpRequest, room: Room) -> HttpResponse:
+    """The moderation panel's seat list, filtered by name (htmx, as the instructor types)."""
+    query = request.GET.get("q", "")[:40]
+    return HttpResponse(fragments.moderation_html(room, ["seat_rows"], query=query))
+
+
+@require_GET
 @driver_only
 def results_page(request: HttpRequest, room: Room) -> HttpResponse:
     ctx = {
@@ -273,6 +398,7 @@ def results_page(request: HttpRequest, room: Room) -> HttpResponse:
         "participants": results.participant_rows(room),
         "claims": results.claim_rows(room),
         "runs": results.run_rows(room),
+        "standings": results.score_rows(room),
     }
     return render(request, "workshop/results.html", ctx)
 
@@ -281,7 +407,7 @@ def results_page(request: HttpRequest, room: Room) -> HttpResponse:
 @driver_only
 def results_csv(request: HttpRequest, room: Room, kind: str) -> HttpResponse:
     if kind not in results.EXPORTS:
-        raise Http404("Exports: participants, claims, runs.")
+        raise Http404(f"Exports: {', '.join(results.EXPORTS)}.")
     rows_for, columns = results.EXPORTS[kind]
     response = HttpResponse(results.rows_csv(rows_for(room), columns), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="workshop-{room.code}-{kind}.csv"'

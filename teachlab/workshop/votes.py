@@ -2,45 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.db import transaction
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, content, rooms
+from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
+from teachlab.workshop.selectors import room_locked, seat_present
 
 CHOICES = {Vote.HOLDS, Vote.COSTS}
 
 
-@dataclass(frozen=True)
-class Tally:
-    answered: int
-    holds: int
-    costs: int
-    seats: int
-
-    def share(self, n: int) -> int:
-        return round(100 * n / self.answered) if self.answered else 0
-
-    @property
-    def holds_pct(self) -> int:
-        return self.share(self.holds)
-
-    @property
-    def costs_pct(self) -> int:
-        return self.share(self.costs)
-
-
 def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
     """Put a lesson claim to the room; the previous one, if unrevealed, stops taking votes."""
-    rooms.require_open(room)
+    room.require_open()
     claim = content.claim(claim_key)
     if claim is None:
         raise WorkshopError("That claim is not in the lessons.")
     with transaction.atomic():
-        rooms.room_locked(room.pk)
+        room_locked(room.pk)
         ClaimRound.objects.filter(room=room, revealed_at__isnull=True).update(
             revealed_at=timezone.now()
         )
@@ -68,10 +48,11 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
     if choice not in CHOICES:
         raise WorkshopError("Vote “holds up” or “costs you the question”.")
     with transaction.atomic():
-        # The room's row lock (rooms.room_locked), so a reveal or a close racing this vote
+        # The room's row lock (selectors.room_locked), so a reveal or a close racing this vote
         # lands wholly before or wholly after it.
-        room = rooms.room_locked(seat.room_id)
-        rooms.require_open(room)
+        room = room_locked(seat.room_id)
+        room.require_open()
+        seat_present(seat)
         cr = room.claim_round
         if cr is None or cr.pk != round_id:
             raise WorkshopError("That claim is no longer open for votes.")
@@ -89,8 +70,8 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
 
 def claim_reveal(*, room: Room) -> ClaimRound:
     with transaction.atomic():
-        locked = rooms.room_locked(room.pk)
-        rooms.require_open(locked)
+        locked = room_locked(room.pk)
+        locked.require_open()
         cr = locked.claim_round
         if cr is None:
             raise WorkshopError("No claim is open: put one to the room first.")
@@ -100,19 +81,3 @@ def claim_reveal(*, room: Room) -> ClaimRound:
     room.claim_round = cr
     broadcast.claim_changed(room=room)
     return cr
-
-
-def tally(claim_round: ClaimRound) -> Tally:
-    votes = list(claim_round.votes.values_list("choice", flat=True))
-    return Tally(
-        answered=len(votes),
-        holds=votes.count(Vote.HOLDS),
-        costs=votes.count(Vote.COSTS),
-        seats=claim_round.room.seats.count(),
-    )
-
-
-def vote_of(*, seat: Seat, claim_round: ClaimRound | None) -> Vote | None:
-    if seat is None or claim_round is None:
-        return None
-    return Vote.objects.filter(round=claim_round, seat=seat).first()

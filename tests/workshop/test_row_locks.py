@@ -1,7 +1,7 @@
 """A vote or a guess racing the presenter's reveal or close waits for it, then is refused.
 
 On PostgreSQL two transactions really interleave: without the room's row lock
-(rooms.room_locked) a vote reads the claim as open while the reveal is still uncommitted, and
+(selectors.room_locked) a vote reads the claim as open while the reveal is still uncommitted, and
 is stored after the reveal. The presenter's action runs in a thread of its own (its own
 connection) and holds its transaction open for a moment; the participant's call must wait
 and then see it. SQLite's test database is a shared in-memory one that refuses rather than
