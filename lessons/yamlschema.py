@@ -370,3 +370,13 @@ def model_check(
         return None, problems, None
     instance, problems = document_validate(doc, model, context=context)
     return instance, problems, doc
+
+
+def validation_messages(root: type[YamlModel], exc: ValidationError) -> list[str]:
+    """`where: message` for each of pydantic's errors, in the wording above, for data that
+    did not come from a YAML file (a JSON upload has no lines to point at)."""
+    messages = []
+    for error in exc.errors(include_url=False):
+        about, _, message = _message(root, error)
+        messages.append(f"{_where(root, about)}: {message}")
+    return messages
