@@ -240,11 +240,10 @@ def progress_overview(*, learner: Learner, today: dt.date) -> Overview:
     runs = learner.lab_runs.values_list("id", "label")
     own_runs = {run_id for run_id, label in runs if not _is_experiment_run(label)}
     imported_runs = {
-        source_id
-        for source_id in learner.imported_activity.filter(
-            kind=ImportedActivity.Kind.LAB_RUN
-        ).values_list("source_id", flat=True)
-        if source_id not in own_runs
+        item.source_id
+        for item in learner.imported_activity.filter(kind=ImportedActivity.Kind.LAB_RUN)
+        if item.source_id not in own_runs
+        and not _is_experiment_run(str((item.summary or {}).get("label") or ""))
     }
     outcomes: list[tuple[str, bool, bool]] = []  # (slug, passed, prediction right)
     own_attempts = set()

@@ -123,7 +123,7 @@ class ReviewRecord(Record):
     last_reviewed_on: dt.date
     interval_days: Annotated[StrictInt, Field(ge=0, le=36_500)]
     repetitions: Count
-    easiness: Annotated[float, Field(ge=1.3, le=5.0)]
+    easiness: Annotated[float, Field(ge=1.3, le=5)]
     reviews: Count
     lapses: Count
 
@@ -137,7 +137,7 @@ class LabRunRecord(Record):
     updated_at: When
     params: dict = {}
     prediction: StrictInt | None = None
-    counts: dict[str, float] = {}
+    counts: dict[str, int | float] = {}
 
 
 class ExperimentAttemptRecord(Record):

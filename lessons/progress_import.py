@@ -15,6 +15,7 @@ never overwrites newer data, and importing the same file twice changes nothing t
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -198,7 +199,10 @@ def _activity(learner: Learner, upload: ProgressFile, report: ImportReport) -> N
         mine = set(own.filter(id__in=ids).values_list("id", flat=True))
         have = {a.source_id: a for a in learner.imported_activity.filter(kind=kind)}
         for r in records:
-            summary = r.model_dump(mode="json")
+            summary = {  # the record as the export writes it, so a re-export matches
+                k: v.isoformat() if isinstance(v, dt.datetime) else v
+                for k, v in r.model_dump().items()
+            }
             item = have.get(r.id)
             if r.id in mine or (item is not None and item.updated_at >= r.updated_at):
                 report.kept[what] += 1
