@@ -245,7 +245,7 @@ def _import_throttled(learner) -> str | None:
     from teachlab.lab.throttle import ThrottleExceeded, throttle_check
 
     try:
-        throttle_check(key=f"progress-import:{learner.pk}", limit=IMPORTS_PER_MINUTE)
+        throttle_check(key=f"progress-import:{learner.key}", limit=IMPORTS_PER_MINUTE)
     except ThrottleExceeded as exc:
         return str(exc)
     except Exception:  # redis.ConnectionError and kin
