@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
@@ -24,6 +25,7 @@ from pydantic import (
 
 from lessons.schema import TIERS
 from lessons.yamlschema import (
+    SLUG_PATTERN,
     Slug,
     Text,
     YamlModel,
@@ -50,15 +52,35 @@ def _not_future(value: dt.datetime) -> dt.datetime:
     return value
 
 
-def _claim_key(value: str) -> str:
+def _is_slug(value: str) -> bool:
+    return bool(_SLUG.match(value)) and len(value) <= SLUG_MAX
+
+
+def _is_claim_key(value: str) -> bool:
     slug, _, claim = value.partition(":")
-    if not slug or not claim:
+    return _is_slug(slug) and bool(_SLUG.match(claim))
+
+
+def _claim_key(value: str) -> str:
+    if not _is_claim_key(value):
         raise refusal("claim", f"{value!r} is not a claim key ('<question>:<claim id>')")
     return value
 
 
+def _not_future_day(value: dt.date) -> dt.date:
+    if value > dt.datetime.now(dt.UTC).date() + FUTURE_SLACK:
+        raise refusal("future", f"{value.isoformat()} is in the future")
+    return value
+
+
+# Lengths match the columns they are stored in (lessons/models.py), so PostgreSQL never
+# refuses what the checks let through.
+SLUG_MAX = 80
+_SLUG = re.compile(SLUG_PATTERN)
 When = Annotated[AwareDatetime, AfterValidator(_not_future)]
-ClaimKey = Annotated[Text, AfterValidator(_claim_key)]
+PastDay = Annotated[dt.date, AfterValidator(_not_future_day)]
+QuestionSlug = Annotated[Slug, Field(max_length=SLUG_MAX)]
+ClaimKey = Annotated[Text, Field(max_length=200), AfterValidator(_claim_key)]
 Count = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
 
 
@@ -74,13 +96,13 @@ class Record(YamlModel):
 
 
 class TierRevealRecord(Record):
-    question: Slug
+    question: QuestionSlug
     tier: choice(TIERS, "tier")
     revealed_at: When
 
 
 class SelfRatingRecord(Record):
-    question: Slug
+    question: QuestionSlug
     tier: choice(TIERS, "tier")
     rating: choice(("missed", "partly", "nailed"), "rating")
     rated_at: When
@@ -96,7 +118,7 @@ class AnswerRecord(Record):
 class QuizAttemptRecord(Record):
     id: StrictInt | None = None
     kind: choice(("question", "mixed", "retry", "review"), "quiz kind")
-    question: Slug | None = None
+    question: QuestionSlug | None = None
     retry_of: StrictInt | None = None
     started_at: When
     claims_in_order: Annotated[list[ClaimKey], Field(max_length=200)]
@@ -118,14 +140,22 @@ class QuizAttemptRecord(Record):
 
 class ReviewRecord(Record):
     kind: choice(("question", "claim"), "review kind")
-    key: Text
+    key: Annotated[Text, Field(max_length=200)]
     due_on: dt.date
-    last_reviewed_on: dt.date
+    last_reviewed_on: PastDay  # a date ahead would win every later merge
     interval_days: Annotated[StrictInt, Field(ge=0, le=36_500)]
     repetitions: Count
     easiness: Annotated[float, Field(ge=1.3, le=5)]
     reviews: Count
     lapses: Count
+
+    @model_validator(mode="after")
+    def _key_fits_kind(self):
+        claim = self.kind == "claim"
+        if not (_is_claim_key(self.key) if claim else _is_slug(self.key)):
+            wanted = "a claim key ('<question>:<claim id>')" if claim else "a question slug"
+            raise located_error(("key",), f"{self.key!r} is not {wanted}")
+        return self
 
 
 class LabRunRecord(Record):
@@ -142,7 +172,7 @@ class LabRunRecord(Record):
 
 class ExperimentAttemptRecord(Record):
     id: Annotated[Text, Field(max_length=64)]
-    experiment: Slug
+    experiment: QuestionSlug
     status: choice(("done", "failed"), "attempt status")
     prediction: Any = None
     started_at: When
@@ -191,6 +221,12 @@ def progress_file_parse(raw: bytes) -> ProgressFile:
         ) from None
     if not isinstance(data, dict):
         raise ProgressFileError(["The file holds JSON, but not a progress file (an object)."])
+    nul = _nul_at(data)
+    if nul is not None:
+        # PostgreSQL stores no NUL character in text or JSON; no real progress holds one.
+        raise ProgressFileError(
+            [f"{nul or 'progress file'}: a text holds a NUL character (\\u0000)"]
+        )
     found = data.get("format")
     if found != FORMAT:
         shown = "no format" if found is None else f"format {str(found)[:60]!r}"
@@ -208,6 +244,25 @@ def progress_file_parse(raw: bytes) -> ProgressFile:
         if len(problems) > len(shown):
             shown.append(f"… and {len(problems) - len(shown)} more problems")
         raise ProgressFileError(shown) from None
+
+
+def _nul_at(value, where: str = "") -> str | None:
+    """Where the first NUL character is, in the messages' notation, or None."""
+    if isinstance(value, str):
+        return where if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in str(key):
+                return where or str(key)
+            found = _nul_at(item, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_at(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 # --- what an export holds about lab runs and experiment attempts ----------------------------

@@ -290,6 +290,56 @@ BAD_FILES = [
         "quiz_attempts[0].answers[0].said: unknown answer 'maybe'",
     ),
     (
+        "answer-not-in-its-attempt",
+        broken(
+            lambda d: d.update(
+                quiz_attempts=[
+                    {
+                        "kind": "question",
+                        "question": ALPHA,
+                        "started_at": timezone.now().isoformat(),
+                        "claims_in_order": [f"{ALPHA}:cost-1"],
+                        "answers": [
+                            {
+                                "claim": f"{ALPHA}:cost-2",
+                                "said": "holds up",
+                                "correct": False,
+                                "answered_at": timezone.now().isoformat(),
+                            }
+                        ],
+                    }
+                ]
+            )
+        ),  # fmt: skip
+        f"quiz_attempts[0].answers[0].claim: '{ALPHA}:cost-2' is not in claims_in_order",
+    ),
+    (
+        "nul-character",
+        broken(lambda d: d["tiers_revealed"][0].update(question="quiz\x00alpha")),
+        "tiers_revealed[0].question: a text holds a NUL character",
+    ),
+    (
+        "review-from-the-future",
+        broken(
+            lambda d: d.update(
+                review=[
+                    {
+                        "kind": "question",
+                        "key": ALPHA,
+                        "due_on": "2099-01-10",
+                        "last_reviewed_on": "2099-01-01",
+                        "interval_days": 9,
+                        "repetitions": 1,
+                        "easiness": 2.5,
+                        "reviews": 1,
+                        "lapses": 0,
+                    }
+                ]
+            )
+        ),  # fmt: skip
+        "review[0].last_reviewed_on: 2099-01-01 is in the future",
+    ),
+    (
         "easiness-out-of-range",
         broken(
             lambda d: d.update(
