@@ -29,6 +29,8 @@ def walk(page, base: str, screen: str) -> None:
     expect(page.locator("#due-for-review")).to_contain_text("Nothing is due today")
     assert serious_violations(page) == [], "home"
     assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+    icon = page.request.get(f"{base}/favicon.ico")  # follows the redirect to the SVG
+    assert icon.ok and icon.headers["content-type"].startswith("image/svg+xml")
 
     page.locator("#start-here-link").click()
     expect(page).to_have_url(f"{base}/q/fixture-countdown/")
