@@ -75,7 +75,7 @@ def walk(page, base: str, screen: str) -> None:
     page.locator("#progress-file").set_input_files(str(saved))
     page.get_by_role("button", name="Import").click()
     report = page.locator("#import-report")
-    expect(report).to_contain_text("Already here, kept: 1 tiers revealed")
+    expect(report).to_contain_text("Already here, kept: 1 tier revealed")
     expect(report).not_to_contain_text("Added")
     page.screenshot(path=str(ARTIFACTS / f"course-walk-{screen}.png"), full_page=True)
 

@@ -145,7 +145,7 @@ def test_an_exported_file_brings_everything_back_in_another_browser(client):
 
     assert response.status_code == 302 and response["Location"] == "/progress/?imported=1#import"
     page = other.get("/progress/").content.decode()
-    assert "Added: 2 tiers revealed, 1 self-ratings, 1 quiz attempts, 2 quiz answers" in page
+    assert "Added: 2 tiers revealed, 1 self-rating, 1 quiz attempt, 2 quiz answers" in page
     after = export(other)
     for key in ("tiers_revealed", "self_ratings", "review", "lab_runs", "experiment_attempts"):
         assert after[key] == before[key], key
@@ -211,7 +211,7 @@ def test_import_never_overwrites_newer_data_and_takes_newer_data_from_the_file(c
     kept = learner.imported_activity.get(kind="lab_run", source_id=run["id"])
     assert kept.summary == {"status": "kept-here"}
     page = other.get("/progress/").content.decode()
-    assert "Updated (the file&#x27;s copy was newer): 1 review items" in page
+    assert "Updated (the file&#x27;s copy was newer): 1 review item." in page
 
 
 def test_an_imported_quiz_shows_its_claims_in_the_order_the_learner_saw_them():
