@@ -33,7 +33,6 @@ from lessons.models import (
 )
 from lessons.progress_file import SAID, ProgressFile
 
-
 # The report's words for each kind of record: (one, several).
 NOUNS = {
     "tiers revealed": ("tier revealed", "tiers revealed"),
