@@ -312,7 +312,8 @@ def lab_runs_export(*, learner) -> list[dict]:
             }
         )
     own = {run.id for run in runs}
-    for item in learner.imported_activity.filter(kind=ImportedActivity.Kind.LAB_RUN):
+    imported = learner.imported_activity.filter(kind=ImportedActivity.Kind.LAB_RUN)
+    for item in imported.order_by("happened_at", "source_id"):
         if item.source_id not in own:
             rows.append(item.summary)
     return rows
@@ -342,7 +343,8 @@ def experiment_attempts_export(*, learner) -> list[dict]:
                 "prediction_right": attempt.status == "done" and bool(verdict.get("matched")),
             }
         )
-    for item in learner.imported_activity.filter(kind=ImportedActivity.Kind.EXPERIMENT):
+    imported = learner.imported_activity.filter(kind=ImportedActivity.Kind.EXPERIMENT)
+    for item in imported.order_by("happened_at", "source_id"):
         if item.source_id not in own:
             rows.append(item.summary)
     return rows
