@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.templatetags.static import static
 from django.test import Client
 
 from tests.lessons.lessonfiles import FIXTURES, replace_once
@@ -132,12 +133,14 @@ def test_key_points_render_markdown_and_drop_script(client, lesson_dir):
 
 
 def test_favicon_is_linked_from_every_page_and_favicon_ico_does_not_404(client):
+    icon_url = static("favicon.svg")  # a hashed name when the static files are collected
+    assert re.fullmatch(r"/static/favicon(\.[0-9a-f]+)?\.svg", icon_url)
     html = home(client)
-    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html
+    assert f'<link rel="icon" href="{icon_url}" type="image/svg+xml">' in html
 
     response = client.get("/favicon.ico")
     assert response.status_code == 301
-    assert response["Location"] == "/static/favicon.svg"
+    assert response["Location"] == icon_url
     # The file itself is served by WhiteNoise (the browser walk fetches it from a live server).
     found = finders.find("favicon.svg")
     assert found and "<svg" in Path(found).read_text()
