@@ -377,6 +377,7 @@ def validation_messages(root: type[YamlModel], exc: ValidationError) -> list[str
     did not come from a YAML file (a JSON upload has no lines to point at)."""
     messages = []
     for error in exc.errors(include_url=False):
-        about, _, message = _message(root, error)
-        messages.append(f"{_where(root, about)}: {message}")
+        about, at, message = _message(root, error)
+        # Without lines to point at, a located_error names the field it is about.
+        messages.append(f"{_where(root, at if error['type'] == 'located' else about)}: {message}")
     return messages
