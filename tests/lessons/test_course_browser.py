@@ -29,6 +29,8 @@ def walk(page, base: str, screen: str) -> None:
     expect(page.locator("#due-for-review")).to_contain_text("Nothing is due today")
     assert serious_violations(page) == [], "home"
     assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"course-home-{screen}.png"))
     icon = page.request.get(f"{base}/favicon.ico")  # follows the redirect to the SVG
     assert icon.ok and icon.headers["content-type"].startswith("image/svg+xml")
 
@@ -45,6 +47,8 @@ def walk(page, base: str, screen: str) -> None:
     expect(page.locator("#tier-basics-heading")).to_be_focused()
 
     next_steps = page.locator("#next-steps")
+    next_steps.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"course-question-end-{screen}.png"))
     expect(next_steps.get_by_role("link", name="Try it in the lab")).to_have_attribute(
         "href", "/lab/"
     )
@@ -67,7 +71,6 @@ def walk(page, base: str, screen: str) -> None:
     with page.expect_download() as download:
         page.get_by_role("link", name="Download my progress (JSON)").click()
     saved = ARTIFACTS / f"course-walk-progress-{screen}.json"
-    ARTIFACTS.mkdir(exist_ok=True)
     download.value.save_as(saved)
     data = json.loads(saved.read_text())
     assert data["format"] == "teachlab-progress/1" and len(data["quiz_attempts"]) == 1
