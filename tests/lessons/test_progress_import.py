@@ -425,3 +425,22 @@ def test_import_needs_the_csrf_token(client):
     assert refused.status_code == 403
     assert accepted.status_code == 302
     assert TierReveal.objects.count() == 1
+
+
+def test_imported_summaries_follow_the_learner_into_an_account_on_sign_in(client):
+    from django.contrib.auth.models import User
+
+    some_progress(client)
+    data = export(client)
+    account = Learner.objects.create(user=User.objects.create_user("cy", password="horse 42 x"))
+    other = Client()
+    other.get("/progress/")
+    upload(other, data)
+
+    other.post("/accounts/login/", {"username": "cy", "password": "horse 42 x"})
+
+    assert account.imported_activity.count() == len(data["lab_runs"]) + 1
+    assert (
+        '<dd id="overview-lab">2 (2 imported as summaries)</dd>'
+        in other.get("/progress/").content.decode()
+    )
