@@ -90,6 +90,7 @@ class Question:
     experiments: list[str] = field(default_factory=list)
     path: Path | None = None
     checked_against: dict[str, str] = field(default_factory=dict)  # product -> version checked
+    course_step: int | None = None  # place on the "start here" path; None: after the path
 
     def words(self) -> dict[str, int]:
         return {tier: count_words(self.tiers.get(tier, "")) for tier in TIERS}

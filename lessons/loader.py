@@ -23,7 +23,7 @@ from lessons.lesson import (
     Problem,
     Question,
 )
-from lessons.schema import LessonModel
+from lessons.schema import LEVELS, LessonModel
 from lessons.yamlschema import Document, document_load, document_validate
 
 
@@ -79,6 +79,7 @@ def question_from_model(model: LessonModel, path: Path) -> Question:
         experiments=list(model.experiments or []),
         path=path,
         checked_against=dict(model.checked_against),
+        course_step=model.course_step,
     )
 
 
@@ -133,6 +134,7 @@ def check_files(paths: list[Path]) -> Checked:
     by_slug: dict[str, Question] = {}
     by_order: dict[int, Question] = {}
     context = evidence_context()
+    docs: dict[str, Document] = {}
     for path in sorted(Path(p) for p in paths):
         question, found, doc = _check(path, context)
         if question is not None:
@@ -156,12 +158,54 @@ def check_files(paths: list[Path]) -> Checked:
                 by_slug[question.slug] = question
                 by_order[question.order] = question
                 questions.append(question)
+                docs[question.slug] = doc
         problems.extend(found)
+    refused, found = course_problems(questions, docs)
+    questions = [q for q in questions if q.slug not in refused]
+    problems.extend(found)
     broken: dict[str, list[Problem]] = {}
     for p in problems:
         broken.setdefault(p.path, []).append(p)
     questions.sort(key=lambda q: (q.order, q.slug))
     return Checked(questions=questions, problems=problems, broken=broken)
+
+
+def course_problems(
+    questions: list[Question], docs: dict[str, Document]
+) -> tuple[set[str], list[Problem]]:
+    """The "start here" path across files: a step used twice, or a step that goes down in
+    level (a middle question after a senior one), refuses the later file, as a duplicate
+    `order` does. Returns (refused slugs, problems)."""
+    rank = {level: i for i, level in enumerate(LEVELS)}
+    stepped = sorted(
+        (q for q in questions if q.course_step is not None),
+        key=lambda q: (q.course_step, str(q.path)),
+    )
+    refused: set[str] = set()
+    problems: list[Problem] = []
+    by_step: dict[int, Question] = {}
+    highest: Question | None = None
+    for q in stepped:
+        first = by_step.get(q.course_step)
+        if first is not None:
+            message = (
+                f"course_step: duplicate course step {q.course_step} "
+                f"(also in {display_path(first.path)})"
+            )
+        elif highest is not None and rank[q.level] < rank[highest.level]:
+            message = (
+                f"course_step: step {q.course_step} is a {q.level} question after step "
+                f"{highest.course_step}, a {highest.level} one ({display_path(highest.path)}); "
+                "the course goes up in level, never down"
+            )
+        else:
+            by_step[q.course_step] = q
+            if highest is None or rank[q.level] >= rank[highest.level]:
+                highest = q
+            continue
+        refused.add(q.slug)
+        problems.append(docs[q.slug].problem(("course_step",), message))
+    return refused, problems
 
 
 def lesson_dir() -> Path:

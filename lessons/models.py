@@ -166,3 +166,37 @@ class TierReveal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.learner} revealed {self.question_slug}/{self.tier}"
+
+
+# --- Progress import (issue 13) ------------------------------------------------------------
+
+
+class ImportedActivity(models.Model):
+    """A lab run or experiment attempt that came in with an imported progress file.
+
+    Only its summary travels: the file holds no deliveries, so it cannot be replayed or run
+    again; it counts on the progress page like the learner's own runs and attempts."""
+
+    class Kind(models.TextChoices):
+        LAB_RUN = "lab_run", "Lab run"
+        EXPERIMENT = "experiment", "Experiment attempt"
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="imported_activity")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    source_id = models.CharField(max_length=64)  # the run's or attempt's id in the file
+    slug = models.CharField(max_length=80, blank=True)  # the experiment (attempts only)
+    happened_at = models.DateTimeField()  # fired or started
+    updated_at = models.DateTimeField()  # the record's own clock: the newer copy wins
+    summary = models.JSONField(default=dict)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-happened_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["learner", "kind", "source_id"], name="imported_activity_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"imported {self.kind} {self.source_id}"

@@ -63,12 +63,23 @@ def tiers_upto(tier: str | None) -> list[str]:
     return list(TIERS[: TIERS.index(tier) + 1])
 
 
-def experiment_links(question: Question) -> list[dict]:
+def lesson_experiments(question: Question) -> list[str]:
+    """Experiment slugs of a lesson: its `experiments` list, then any other experiment its
+    key points and claims cite as evidence, each once, in that order."""
+    slugs = list(question.experiments)
+    for backed in [*question.key_points, *question.claims]:
+        for evidence in backed.evidence:
+            if evidence.kind == "experiment" and evidence.experiment not in slugs:
+                slugs.append(evidence.experiment)
+    return [slug for slug in slugs if slug]
+
+
+def experiment_links(question: Question, slugs: list[str] | None = None) -> list[dict]:
     """The lab experiments this lesson names, with the lab's titles. A slug the lab does not
     know is listed without a link rather than pointing at a 404."""
     known = lab_experiment_titles()
     links = []
-    for slug in question.experiments:
+    for slug in question.experiments if slugs is None else slugs:
         title = (known or {}).get(slug)
         links.append(
             {
@@ -110,8 +121,21 @@ def question_context(question: Question, *, revealed_upto: str | None) -> dict:
             for f in question.followups
         ],
         "experiments": experiment_links(question),
+        "next_steps": next_steps(question),
         "previous": previous,
         "next": following,
+    }
+
+
+def next_steps(question: Question) -> dict:
+    """The page's closing links: quiz this question, the lab, its first experiment the lab
+    has, and the next question on the course path."""
+    from lessons.course import course_next_question
+
+    runnable = [e for e in experiment_links(question, lesson_experiments(question)) if e["url"]]
+    return {
+        "experiment": runnable[0] if runnable else None,
+        "course_next": course_next_question(question.slug),
     }
 
 

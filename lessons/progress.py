@@ -13,7 +13,20 @@ from django.dispatch import receiver
 from lessons import review
 from lessons.catalog import Claim, Question, all_questions, get_claim, get_question
 from lessons.learners import SESSION_KEY
-from lessons.models import Learner, QuizAnswer, ReviewItem, SelfRating, TierReveal
+from lessons.models import (
+    ImportedActivity,
+    Learner,
+    QuizAnswer,
+    ReviewItem,
+    SelfRating,
+    TierReveal,
+)
+from lessons.progress_file import (
+    ACTIVITY_NOTE,
+    FORMAT,
+    experiment_attempts_export,
+    lab_runs_export,
+)
 from lessons.quiz import ordered_keys
 from lessons.schema import TIERS
 
@@ -52,6 +65,8 @@ class QuestionProgress:
     answered: int
     next_review: dt.date | None
     claims_due: int
+    experiments_tried: int = 0
+    experiments_total: int = 0
 
     @property
     def accuracy(self) -> int | None:
@@ -147,6 +162,7 @@ def progress_summary(*, learner: Learner, today: dt.date) -> list[QuestionProgre
             next_review[slug] = item.due_on
         if item.kind == ReviewItem.Kind.CLAIM and item.due_on <= today:
             claims_due[slug] = claims_due.get(slug, 0) + 1
+    tried = experiments_tried(learner=learner)
     return [
         QuestionProgress(
             slug=q.slug,
@@ -157,9 +173,109 @@ def progress_summary(*, learner: Learner, today: dt.date) -> list[QuestionProgre
             answered=accuracy.get(q.slug, (0, 0))[1],
             next_review=next_review.get(q.slug),
             claims_due=claims_due.get(q.slug, 0),
+            experiments_tried=len(tried & set(q.experiments)),
+            experiments_total=len(q.experiments),
         )
         for q in all_questions()
     ]
+
+
+# --- The overall summary: questions, quizzes, lab runs and experiments (issue 13) ----------
+
+
+def _is_experiment_run(label: str) -> bool:
+    # Runs an experiment fires are labelled "experiment:<slug>:<run>" (experiments/runner.py).
+    return label.startswith("experiment:")
+
+
+def experiments_tried(*, learner: Learner) -> set[str]:
+    """Slugs of the experiments this learner has attempted, here or in an imported file."""
+    own = set(learner.experiment_attempts.values_list("slug", flat=True))
+    imported = set(
+        learner.imported_activity.filter(kind=ImportedActivity.Kind.EXPERIMENT).values_list(
+            "slug", flat=True
+        )
+    )
+    return own | imported
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The top of the progress page: one line each for questions, quizzes, review, lab runs
+    and experiments. Imported run and attempt summaries count like the learner's own."""
+
+    questions: int
+    questions_started: int
+    questions_read: int  # every tier revealed
+    quiz_attempts: int
+    quiz_answered: int
+    quiz_correct: int
+    review_due: int
+    lab_runs: int
+    lab_runs_imported: int
+    experiments: int  # in the lab's catalog
+    experiments_tried: int
+    experiments_passed: int  # an attempt whose checks all passed
+    experiment_attempts: int
+    predictions_right: int
+
+    @property
+    def quiz_accuracy(self) -> int | None:
+        return round(100 * self.quiz_correct / self.quiz_answered) if self.quiz_answered else None
+
+
+def _attempt_outcome(result: dict) -> tuple[bool, bool]:
+    """(checks passed, prediction right) from a stored verdict (experiments/runner.py)."""
+    result = result if isinstance(result, dict) else {}
+    prediction = result.get("prediction") if isinstance(result.get("prediction"), dict) else {}
+    return bool(result.get("passed")), bool(prediction.get("matched"))
+
+
+def progress_overview(*, learner: Learner, today: dt.date) -> Overview:
+    from lessons.pages import lab_experiment_titles
+
+    seen = revealed_tiers(learner=learner)
+    slugs = {q.slug for q in all_questions()}
+    answers = QuizAnswer.objects.filter(attempt__learner=learner)
+    runs = learner.lab_runs.values_list("id", "label")
+    own_runs = {run_id for run_id, label in runs if not _is_experiment_run(label)}
+    imported_runs = {
+        item.source_id
+        for item in learner.imported_activity.filter(kind=ImportedActivity.Kind.LAB_RUN)
+        if item.source_id not in own_runs
+        and not _is_experiment_run(str((item.summary or {}).get("label") or ""))
+    }
+    outcomes: list[tuple[str, bool, bool]] = []  # (slug, passed, prediction right)
+    own_attempts = set()
+    for attempt_id, slug, status, result in learner.experiment_attempts.values_list(
+        "id", "slug", "status", "result"
+    ):
+        own_attempts.add(attempt_id)
+        passed, right = _attempt_outcome(result) if status == "done" else (False, False)
+        outcomes.append((slug, passed, right))
+    for item in learner.imported_activity.filter(kind=ImportedActivity.Kind.EXPERIMENT):
+        if item.source_id not in own_attempts:
+            summary = item.summary or {}
+            outcomes.append(
+                (item.slug, bool(summary.get("passed")), bool(summary.get("prediction_right")))
+            )
+    catalog = lab_experiment_titles() or {}
+    return Overview(
+        questions=len(slugs),
+        questions_started=sum(1 for slug in slugs if seen.get(slug)),
+        questions_read=sum(1 for slug in slugs if len(seen.get(slug, ())) == len(TIERS)),
+        quiz_attempts=learner.quiz_attempts.count(),
+        quiz_answered=answers.count(),
+        quiz_correct=answers.filter(correct=True).count(),
+        review_due=review.review_due(learner=learner, today=today).count(),
+        lab_runs=len(own_runs) + len(imported_runs),
+        lab_runs_imported=len(imported_runs),
+        experiments=len(catalog),
+        experiments_tried=len({slug for slug, _, _ in outcomes}),
+        experiments_passed=len({slug for slug, passed, _ in outcomes if passed}),
+        experiment_attempts=len(outcomes),
+        predictions_right=sum(1 for _, _, right in outcomes if right),
+    )
 
 
 def progress_counts(*, learner: Learner) -> dict[str, int]:
@@ -170,12 +286,15 @@ def progress_counts(*, learner: Learner) -> dict[str, int]:
         "quiz attempts": learner.quiz_attempts.count(),
         "quiz answers": QuizAnswer.objects.filter(attempt__learner=learner).count(),
         "review items": learner.review_items.count(),
+        "imported lab and experiment summaries": learner.imported_activity.count(),
     }
 
 
 def progress_reset(*, learner: Learner) -> None:
-    """Forget this learner's study progress; lab runs and workshop seats are not progress."""
+    """Forget this learner's study progress; lab runs and workshop seats are not progress
+    (run and attempt summaries that came in with an imported file are, and go)."""
     with transaction.atomic():
+        learner.imported_activity.all().delete()
         learner.tier_reveals.all().delete()
         learner.self_ratings.all().delete()
         learner.quiz_attempts.all().delete()  # answers go with them
@@ -216,7 +335,8 @@ def progress_export(*, learner: Learner, now: dt.datetime) -> dict:
             }
         )
     return {
-        "format": "teachlab-progress/1",
+        "format": FORMAT,
+        "note": ACTIVITY_NOTE,
         "exported_at": _iso(now),
         "account": learner.user.get_username() if learner.user_id else None,
         "learner_since": _iso(learner.created_at),
@@ -248,6 +368,8 @@ def progress_export(*, learner: Learner, now: dt.datetime) -> dict:
             }
             for i in learner.review_items.order_by("due_on", "key")
         ],
+        "lab_runs": lab_runs_export(learner=learner),
+        "experiment_attempts": experiment_attempts_export(learner=learner),
     }
 
 
@@ -279,6 +401,15 @@ def progress_merge(*, source: Learner, target: Learner) -> None:
         # the learner into the account, so the runs page on any device lists them.
         source.lab_runs.update(learner=target)
         source.experiment_attempts.update(learner=target)
+        mine = {(a.kind, a.source_id): a for a in target.imported_activity.all()}
+        for activity in source.imported_activity.all():
+            kept = mine.get((activity.kind, activity.source_id))
+            if kept is not None:
+                if kept.updated_at >= activity.updated_at:
+                    continue
+                kept.delete()
+            activity.learner = target
+            activity.save(update_fields=["learner"])
 
 
 @receiver(user_logged_in, dispatch_uid="lessons.progress.merge_on_sign_in")

@@ -17,6 +17,7 @@ urlpatterns = [
     path("progress/", views.progress_page, name="progress"),
     path("progress/reset/", views.progress_reset, name="progress_reset"),
     path("progress/download/", views.progress_download, name="progress_download"),
+    path("progress/import/", views.progress_import_view, name="progress_import"),
     path("q/<slug:slug>/<slug:tier>/rate/", views.rate, name="rate"),
     path("accounts/signup/", views.signup, name="signup"),
 ]

@@ -4,13 +4,16 @@ lessons/quiz.py, lessons/review.py and lessons/progress.py."""
 from __future__ import annotations
 
 import json
+import logging
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import reswap, retarget
 
@@ -18,6 +21,8 @@ from lessons import progress, quiz, review
 from lessons.catalog import all_questions, get_question
 from lessons.learners import learner_for_request
 from lessons.models import SelfRating
+from lessons.progress_file import ProgressFileError, progress_file_parse
+from lessons.progress_import import progress_import
 
 
 def _today():
@@ -205,14 +210,97 @@ def rate(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
 # --- progress ------------------------------------------------------------------------------
 
 
-@require_GET
-def progress_page(request: HttpRequest) -> HttpResponse:
+log = logging.getLogger(__name__)
+IMPORTS_PER_MINUTE = 10
+IMPORT_REPORT_KEY = "progress_import_report"
+
+
+def _progress_page(request: HttpRequest, *, problems=(), status: int = 200) -> HttpResponse:
     learner = learner_for_request(request)
+    today = _today()
     return render(
         request,
         "lessons/progress.html",
-        {"rows": progress.progress_summary(learner=learner, today=_today()), "learner": learner},
+        {
+            "rows": progress.progress_summary(learner=learner, today=today),
+            "overview": progress.progress_overview(learner=learner, today=today),
+            "learner": learner,
+            "import_problems": list(problems),
+            "import_limit_kb": settings.PROGRESS_IMPORT_MAX_BYTES // 1024,
+            # The import's report, carried over its redirect once.
+            "import_report": request.session.pop(IMPORT_REPORT_KEY, None) if not problems else None,
+        },
+        status=status,
     )
+
+
+@require_GET
+def progress_page(request: HttpRequest) -> HttpResponse:
+    return _progress_page(request)
+
+
+def _import_throttled(learner) -> str | None:
+    """A message when this learner has imported too often this minute. Redis away: no limit
+    (the upload is size-limited anyway), rather than refusing a learner's own file."""
+    from teachlab.lab.throttle import ThrottleExceeded, throttle_check
+
+    try:
+        throttle_check(key=f"progress-import:{learner.key}", limit=IMPORTS_PER_MINUTE)
+    except ThrottleExceeded as exc:
+        return str(exc)
+    except Exception:  # redis.ConnectionError and kin
+        log.warning("progress import throttle unavailable", exc_info=True)
+    return None
+
+
+# Room for the multipart envelope around the file (boundaries, headers, the CSRF field).
+ENVELOPE_BYTES = 16 * 1024
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (
+        f"The file is {size // 1024} KB; a progress file can be at most {limit // 1024} KB. "
+        "Is it the file “Download my progress” saved?"
+    )
+
+
+@csrf_exempt  # checked by _progress_import below, once the size is known to be sane
+@require_POST
+def progress_import_view(request: HttpRequest) -> HttpResponse:
+    """Upload a file from "Download my progress": checked whole before anything is merged;
+    every refusal is a 400 on the progress page saying what is wrong. A body over the limit
+    is refused from its Content-Length, before Django parses it (the CSRF check would)."""
+    limit = settings.PROGRESS_IMPORT_MAX_BYTES
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit + ENVELOPE_BYTES:
+        return _progress_page(request, problems=[_too_big(declared, limit)], status=400)
+    return _progress_import(request)
+
+
+@csrf_protect
+def _progress_import(request: HttpRequest) -> HttpResponse:
+    learner = learner_for_request(request)
+    upload = request.FILES.get("file")
+    limit = settings.PROGRESS_IMPORT_MAX_BYTES
+    if upload is None:
+        problems = ["Choose the progress file (.json) that “Download my progress” saved."]
+    elif upload.size > limit:
+        problems = [_too_big(upload.size, limit)]
+    elif (throttled := _import_throttled(learner)) is not None:
+        return _progress_page(request, problems=[throttled], status=429)
+    else:
+        try:
+            parsed = progress_file_parse(upload.read(limit + 1))
+        except ProgressFileError as error:
+            problems = error.problems
+        else:
+            report = progress_import(learner=learner, upload=parsed)
+            request.session[IMPORT_REPORT_KEY] = report.lines()
+            return redirect(reverse("lessons:progress") + "?imported=1#import")
+    return _progress_page(request, problems=problems, status=400)
 
 
 @require_http_methods(["GET", "POST"])

@@ -117,6 +117,16 @@ class LessonModel(YamlModel):
     claims_cost: count(list[CostClaimModel], MIN_CLAIMS_COST)
     claims_hold: count(list[HoldClaimModel], MIN_CLAIMS_HOLD)
     experiments: list[Slug] | None = None
+    # Position on the home page's "start here" path (lessons/course.py); the validator checks
+    # across files that no step is used twice and that the path never goes down in level.
+    course_step: StrictInt | None = None
+
+    @field_validator("course_step")
+    @classmethod
+    def _course_step_positive(cls, step):
+        if step is not None and step < 1:
+            raise refusal("course", f"expected a step of 1 or more, found {step}")
+        return step
 
     @field_validator("checked_against", mode="before")
     @classmethod

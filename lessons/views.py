@@ -3,13 +3,16 @@ render; htmx requests get the named partial of the same template."""
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from lessons import review
 from lessons.catalog import all_questions, catalog_problems, get_question
+from lessons.course import course_resume, course_steps
 from lessons.learners import learner_for_request
-from lessons.pages import TIER_LABELS, question_context
-from lessons.progress import reveal_record, revealed_tiers
+from lessons.pages import TIER_LABELS, lab_experiment_titles, question_context
+from lessons.progress import reveal_record, revealed_tiers, review_rows
 from lessons.schema import TIERS
 
 
@@ -23,9 +26,16 @@ def _not_found(request: HttpRequest, what: str) -> HttpResponse:
     )
 
 
+HOME_DUE_SHOWN = 5  # the home page lists the first few; /review/ has them all
+
+
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
+    """The home page: what the app is, the course path, what is due, the ways to practise,
+    and every question."""
     learner = learner_for_request(request)
+    steps = course_steps(learner=learner)
+    due = review.review_due(learner=learner, today=timezone.localdate())
     revealed = revealed_tiers(learner=learner)
     rows = [
         {
@@ -38,7 +48,19 @@ def index(request: HttpRequest) -> HttpResponse:
         }
         for q in all_questions()
     ]
-    return render(request, "lessons/index.html", {"rows": rows, "problems": catalog_problems()})
+    return render(
+        request,
+        "lessons/index.html",
+        {
+            "rows": rows,
+            "problems": catalog_problems(),
+            "steps": steps,
+            "resume": course_resume(steps),
+            "due": review_rows(due[:HOME_DUE_SHOWN]),
+            "due_count": due.count(),
+            "experiment_count": len(lab_experiment_titles() or {}),
+        },
+    )
 
 
 @require_GET

@@ -370,3 +370,14 @@ def model_check(
         return None, problems, None
     instance, problems = document_validate(doc, model, context=context)
     return instance, problems, doc
+
+
+def validation_messages(root: type[YamlModel], exc: ValidationError) -> list[str]:
+    """`where: message` for each of pydantic's errors, in the wording above, for data that
+    did not come from a YAML file (a JSON upload has no lines to point at)."""
+    messages = []
+    for error in exc.errors(include_url=False):
+        about, at, message = _message(root, error)
+        # Without lines to point at, a located_error names the field it is about.
+        messages.append(f"{_where(root, at if error['type'] == 'located' else about)}: {message}")
+    return messages

@@ -161,6 +161,9 @@ STORAGES = {
 
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))
+# Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
+# well under 1 MB, so 2 MB refuses junk before it is parsed.
+PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
 
 # --- Security: production mode is secure by default ------------------------------------------
 # Each HTTPS protection can be turned off for a plain-HTTP room network (scripts/run

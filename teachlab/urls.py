@@ -3,6 +3,8 @@ teachlab.health's middleware, before the host check."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 from teachlab.signin import (
@@ -13,7 +15,15 @@ from teachlab.signin import (
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """Browsers and tools that ask for /favicon.ico get the SVG every page links to (its
+    hashed name in production, so the URL is resolved per request, not at import)."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("", include("lessons.urls")),
     path("lab/", include("teachlab.lab.urls")),
     path("workshop/", include("teachlab.workshop.urls")),

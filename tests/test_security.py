@@ -42,6 +42,7 @@ STATE_CHANGING = {
     "lessons:quiz_retry",
     "lessons:review_quiz",
     "lessons:progress_reset",
+    "lessons:progress_import",
     "lessons:rate",
     "lessons:signup",
     "lab:home",

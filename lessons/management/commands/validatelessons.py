@@ -30,6 +30,7 @@ def summary(path: Path, problems: list[str]) -> dict | None:
         "slug": data.get("slug"),
         "title": data.get("title"),
         "order": data.get("order"),
+        "course_step": data.get("course_step"),
         "level": data.get("level"),
         "importance": data.get("importance"),
         "frequency": data.get("frequency"),
