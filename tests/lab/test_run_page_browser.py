@@ -42,9 +42,7 @@ def _serious(page) -> list[str]:
 
 def _watch_console(page, errors: list[str]) -> None:
     def on_console(message) -> None:
-        # The favicon is another branch's (issue 13, item 5); until it is merged Chromium
-        # logs its 404 on every page.
-        if message.type == "error" and "favicon.ico" not in (message.location or {}).get("url", ""):
+        if message.type == "error":
             errors.append(f"{page.url}: {message.text}")
 
     page.on("console", on_console)
