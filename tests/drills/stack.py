@@ -354,6 +354,7 @@ class RunWatcher:
         self.banner: list[bool] = []  # each banner frame: True = Redis down shown
         self.losses: list[str] = []  # worker-loss notices shown
         self.done = False
+        self.broker_frames = 0  # "Inside Redis" panel updates (channel layer, from the monitor)
         self.closes = 0
         self.task: asyncio.Task | None = None
         self.stop = False
@@ -370,6 +371,8 @@ class RunWatcher:
             self.rows[key] = int(seq)
         for dom, copy, outcome in OUTCOME.findall(frame):
             self.outcomes[f"{dom}-{copy}"] = outcome
+        if 'id="broker"' in frame:
+            self.broker_frames += 1
         if 'id="redis-banner"' in frame:
             self.banner.append("not answering" in frame)
         if 'id="worker-loss"' in frame and "stopped without handing back" in frame:

@@ -116,6 +116,13 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
             what="every page's banner cleared once Redis answered again",
         )
         expect(page.locator("#redis-banner")).to_be_hidden(timeout=20_000)
+        # The channel layer came back too: the monitor's broker panel reaches every page again.
+        panels = [w.broker_frames for w in watchers]
+        wait_until(
+            lambda: all(w.broker_frames > n for w, n in zip(watchers, panels, strict=True)),
+            timeout=15,
+            what="the broker panel updating again",
+        )
         # Lost with the broker: its queue and its unacked hash came back empty.
         broker = lab_redis.client(1)
         assert broker.llen("lab-redis-short") == 0
