@@ -129,6 +129,10 @@ class Learner:
             self.sent[claim] = said
 
 
+async def _all(coros) -> None:
+    await asyncio.gather(*coros)
+
+
 def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doubles_nothing(
     drill_stack,
 ):
@@ -148,15 +152,15 @@ def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doub
     watchers = [RunWatcher(base, run, owner.cookie("sessionid")) for _ in range(WATCHERS)]
     for w in watchers:
         loop.loop.call_soon_threadsafe(w.start)
-    # Votes and answers spread over the seconds before, during and after the restart.
-    votes_done = asyncio.run_coroutine_threadsafe(
-        asyncio.gather(*(v.vote(after=0.35 * n) for n, v in enumerate(voters))), loop.loop
-    )
     answering = [
         threading.Thread(target=lr.answer_all, args=(1.5,), daemon=True) for lr in learners
     ]
     try:
         wait_until(lambda: all(w.connects for w in watchers), timeout=30, what="50 sockets open")
+        # Votes and answers spread over the seconds before, during and after the restart.
+        votes_done = asyncio.run_coroutine_threadsafe(
+            _all(v.vote(after=0.35 * n) for n, v in enumerate(voters)), loop.loop
+        )
         for t in answering:
             t.start()
         time.sleep(2.5)
