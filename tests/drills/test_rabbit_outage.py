@@ -118,7 +118,7 @@ def test_rabbitmq_stopped_shows_the_lane_unavailable_and_why_then_back_without_a
         f"{server.url}/lab/",
         {"lane": LANE, "count": "1", "countdown": "0", "duration": "0"},
     )
-    assert code == 200 and "/lab/runs/" not in url
+    assert code == 400 and "/lab/runs/" not in url
     assert "does not answer" in body
     assert runs_of_lane() == stored, "a refused run was stored"
 
