@@ -10,7 +10,8 @@ fraction of a second; the drill waits until it has caught up, so here that is no
 
 What the app keeps: every row already stored (each delivery the broker made before the
 restart, counted independently through MONITOR), and bodies already running finish and are
-recorded under new seqs that carry on from the stored ones, so the run settles `done`.
+recorded under new seqs that carry on from the stored ones, so the run settles `done`; a body
+that ends while Redis is away has its worker try the append again until Redis is back.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ DURATION = 9  # seconds each body sleeps
 HELD = 4  # countdown tasks the workers hold when Redis goes
 COUNTDOWN = 11
 DOWN_SECONDS = 3
+ENDING = 2  # tasks whose bodies end while Redis is down
+ENDING_DURATION = 3
 WATCHERS = 5
 
 
@@ -94,8 +97,17 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
             )
 
         wait_until(in_flight, timeout=30, what="bodies running, countdowns held, all stored")
-        before = {run: _log(app, run) for run in (running, held)}
-        stored_before = {run: run_events(run) for run in (running, held)}
+        # Bodies that end while Redis is away: their workers keep trying to append the event.
+        ending = fire_run(server.url, visitor, count=ENDING, duration=ENDING_DURATION)
+        wait_until(
+            lambda: len(_kinds(run_events(ending), "started")) == ENDING,
+            timeout=ENDING_DURATION - 0.5,
+            every=0.1,
+            what="the short bodies running",
+        )
+        runs = (running, held, ending)
+        before = {run: _log(app, run) for run in runs}
+        stored_before = {run: run_events(run) for run in runs}
 
         lab_redis.stop()
         down_at = time.monotonic()
@@ -129,6 +141,7 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
         assert broker.hlen("unacked") == 0
 
         wait_until(lambda: run_status(running) == "done", timeout=45, what="the run settling")
+        wait_until(lambda: run_status(ending) == "done", timeout=15, what="the short run settling")
         wait_until(lambda: all(w.done for w in watchers), timeout=15, what="pages told it is done")
         expect(page.locator("#counters [data-counter=executions]")).to_have_text(str(RUNNING))
         # Past the held countdowns' due time, with margin, to see that they never ran.
@@ -140,8 +153,8 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
         loop.close()
         count.close()
 
-    after = {run: run_events(run) for run in (running, held)}
-    for run in (running, held):
+    after = {run: run_events(run) for run in runs}
+    for run in runs:
         # Kept: every row stored before the restart, and every entry the log held then.
         assert set(stored_before[run]) <= set(after[run])
         stored = {(seq, kind, task) for seq, kind, task, _ in after[run]}
@@ -161,6 +174,9 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
     resumed_at = len(before[running])
     assert all(seq > resumed_at for seq, *_ in finished)
     assert app.get(f"lab:run:{running}:reset") == str(resumed_at)
+    # The short bodies ended during the outage; their events were appended once it was over.
+    ended = [e for e in after[ending] if e[1] == "finished"]
+    assert len(ended) == ENDING and all(seq > len(before[ending]) for seq, *_ in ended)
     # The held countdowns were lost with the broker: received, never run, never redelivered.
     assert _kinds(after[held], "started") == {}
     assert run_status(held) == "running"  # it waits for its deadline, then times out
