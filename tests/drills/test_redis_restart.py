@@ -1,5 +1,5 @@
 """Drill: the lab's Redis (nothing on disk, as scripts/run and the tests start it) is killed in
-the middle of a run and started again three seconds later.
+the middle of a run and started again four seconds later.
 
 What is lost with it, by design of the broker: every message in the queue and in kombu's
 `unacked` hash, so nothing is restored after the visibility timeout; and the countdown copies
@@ -38,9 +38,9 @@ RUNNING = 8  # tasks whose bodies run through the restart
 DURATION = 9  # seconds each body sleeps
 HELD = 4  # countdown tasks the workers hold when Redis goes
 COUNTDOWN = 11
-DOWN_SECONDS = 3
+DOWN_SECONDS = 4
 ENDING = 2  # tasks whose bodies end while Redis is down
-ENDING_DURATION = 3
+ENDING_DURATION = 4  # started and stored within 4 s, so they end while Redis is down
 WATCHERS = 5
 
 
@@ -101,7 +101,7 @@ def test_the_labs_redis_restarted_mid_run_shows_a_banner_and_loses_only_what_the
         ending = fire_run(server.url, visitor, count=ENDING, duration=ENDING_DURATION)
         wait_until(
             lambda: len(_kinds(run_events(ending), "started")) == ENDING,
-            timeout=ENDING_DURATION - 0.5,
+            timeout=DOWN_SECONDS - 0.5,
             every=0.1,
             what="the short bodies running",
         )
