@@ -40,6 +40,7 @@ VOTERS = 20
 LEARNERS = 5
 ANSWERS = 4  # quiz items each learner answers
 TASKS = 30
+RESTART_AT = 3.0  # seconds after the run is fired; its tasks fall due from 1 s to 8.25 s
 SPACING = 0.25  # seconds between due times: events flow through the restart, none past 10 s
 
 ROOM = """
@@ -147,6 +148,7 @@ def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doub
         learner.start()
     owner = Visitor()
     run = fire_run(base, owner, count=TASKS, countdown=1, spacing=SPACING)
+    fired = time.monotonic()
 
     loop = EventLoopThread()
     watchers = [RunWatcher(base, run, owner.cookie("sessionid")) for _ in range(WATCHERS)]
@@ -163,7 +165,7 @@ def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doub
         )
         for t in answering:
             t.start()
-        time.sleep(2.5)
+        time.sleep(max(0.5, RESTART_AT - (time.monotonic() - fired)))
         started = time.monotonic()
         server.stop()
         time.sleep(1)
