@@ -12,7 +12,9 @@ is back the lane is available again and a run on it completes, with the same ser
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import urllib.error
 import urllib.request
 
@@ -20,7 +22,8 @@ import pytest
 
 from tests.drills.rabbit import PrivateRabbit
 from tests.drills.stack import DrillServer, Visitor, fire_run, live_rows, run_status, wait_until
-from tests.stack import missing, test_env
+from tests.stack import missing
+from tests.stack import test_env as stack_env
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 LANE = "rabbit-quorum"
@@ -51,7 +54,7 @@ def rabbit_side(drill_stack, rabbit):
     name = f"{worker_name(lane, 1)}-drill"
     argv = worker_argv(lane, 1)
     argv[argv.index("--name") + 1] = name
-    worker = Child(name, argv, test_env(**env), logs=drill_stack.logs)
+    worker = Child(name, argv, stack_env(**env), logs=drill_stack.logs)
     worker.start()
     drill_stack.children.append(worker)  # the restart loop looks after it from now on
     server = DrillServer(env).start()
@@ -66,7 +69,7 @@ def rabbit_side(drill_stack, rabbit):
         server.stop()
         drill_stack.children.remove(worker)
         if worker.proc.poll() is None:
-            worker.proc.terminate()
+            os.killpg(worker.proc.pid, signal.SIGKILL)  # its node goes next: nothing to hand back
             worker.proc.wait(timeout=15)
 
 
