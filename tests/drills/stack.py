@@ -141,6 +141,7 @@ class DrillStack:
             "TEACHLAB_WORKER_LOGLEVEL": "INFO",
             "TEACHLAB_LOCAL_CONTROLS": "0",
             "TEACHLAB_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "PYTHONFAULTHANDLER": "1",  # a drill that finds a hang can ask for every stack
         }
         self.server = DrillServer(self.env)
         self.children: list = []
@@ -356,6 +357,7 @@ class RunWatcher:
         self.done = False
         self.broker_frames = 0  # "Inside Redis" panel updates (channel layer, from the monitor)
         self.closes = 0
+        self.error = ""
         self.task: asyncio.Task | None = None
         self.stop = False
 
@@ -398,8 +400,8 @@ class RunWatcher:
                     self.connects += 1
                     async for frame in ws:
                         self.apply(frame)
-            except Exception:  # noqa: BLE001, S110 - dropped or refused: reconnect as the page does
-                pass
+            except Exception as exc:  # noqa: BLE001 - dropped or refused: reconnect as the page does
+                self.error = repr(exc)[:200]
             self.closes += 1
             if not self.stop:
                 await asyncio.sleep(0.25 + 0.5 * (self.closes % 3))

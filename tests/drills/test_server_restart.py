@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 import re
 import threading
 import time
@@ -132,6 +133,13 @@ class Learner:
             self.sent[claim] = said
 
 
+def _problems(log) -> str:
+    lines = log.read_text(errors="replace").splitlines()
+    keep = [i for i, line in enumerate(lines) if "Traceback" in line or "Error" in line]
+    shown = [line for i in keep[:3] for line in lines[i : i + 25]]
+    return "\n".join(shown) or "\n".join(lines[-20:])
+
+
 async def _all(coros) -> None:
     await asyncio.gather(*coros)
 
@@ -173,8 +181,27 @@ def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doub
         time.sleep(1)
         server.start()
         print(f"\nserver away for {time.monotonic() - started:.1f} s")
-        wait_until(lambda: all(w.connects >= 2 for w in watchers), timeout=40,
-                   what="every socket reconnected")  # fmt: skip
+        try:
+            wait_until(lambda: all(w.connects >= 2 for w in watchers), timeout=40,
+                       what="every socket reconnected")  # fmt: skip
+        except AssertionError as exc:
+            back = sum(w.connects >= 2 for w in watchers)
+            errors = {w.error for w in watchers if w.connects < 2}
+            from tests import stack as _stack
+
+            if _stack.LIVE_DATABASE_URL:
+                errors.add(str(live_rows(
+                    "SELECT pid, state, wait_event_type, wait_event, left(query, 90), "
+                    "now() - xact_start FROM pg_stat_activity WHERE datname = current_database()"
+                )))  # fmt: skip
+            import signal as _signal
+
+            os.kill(server.proc.pid, _signal.SIGABRT)  # PYTHONFAULTHANDLER: every thread's stack
+            time.sleep(2)
+            stacks = server.log.read_text(errors="replace").split("Fatal Python error")[-1]
+            raise AssertionError(
+                f"{exc}: {back} of {WATCHERS} back; errors {errors}\n{stacks[-6000:]}"
+            ) from None
         votes_done.result(timeout=60)
         for t in answering:
             t.join(timeout=60)
