@@ -19,7 +19,7 @@ import pytest
 from tests import stack
 from tests.drills.stack import DrillServer, Visitor, live_rows
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 
 @contextlib.contextmanager
