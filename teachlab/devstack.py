@@ -34,9 +34,10 @@ class Child:
     proc: subprocess.Popen | None = None
     started_at: float = 0.0
     restarts: int = 0
+    logs: Path = VAR / "logs"
 
     def start(self) -> None:
-        log = open(VAR / "logs" / f"{self.name}.log", "ab")  # noqa: SIM115
+        log = open(self.logs / f"{self.name}.log", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             self.argv,
             cwd=BASE_DIR,
@@ -209,20 +210,35 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        while not stopping:
-            for child in children:
-                if child.proc is not None and child.proc.poll() is not None and child.restart:
-                    # Restart, but not in a tight loop if it dies at once.
-                    if time.monotonic() - child.started_at < 2:
-                        time.sleep(1)
-                    child.restarts += 1
-                    print(
-                        f"  {child.name} exited ({child.proc.returncode}); restarting", flush=True
-                    )
-                    child.start()
-            time.sleep(0.3)
+        supervise(children, stopping=lambda: stopping)
     finally:
         shutdown(children)
+
+
+POLL_SECONDS = 0.3
+
+
+def children_restart(children: list[Child]) -> list[Child]:
+    """Start again every child that exited (a lab crash, the OOM killer, `kill -9`); returns
+    those restarted. tests/drills/test_worker_killed.py times this loop: back within 5 s."""
+    restarted = []
+    for child in children:
+        if child.proc is not None and child.proc.poll() is not None and child.restart:
+            # Restart, but not in a tight loop if it dies at once.
+            if time.monotonic() - child.started_at < 2:
+                time.sleep(1)
+            child.restarts += 1
+            print(f"  {child.name} exited ({child.proc.returncode}); restarting", flush=True)
+            child.start()
+            restarted.append(child)
+    return restarted
+
+
+def supervise(children: list[Child], *, stopping) -> None:
+    """scripts/run's loop: until `stopping()` is true, restart what exits."""
+    while not stopping():
+        children_restart(children)
+        time.sleep(POLL_SECONDS)
 
 
 def shutdown(children: list[Child]) -> None:

@@ -104,6 +104,10 @@ TEMPLATES = [
 # https://docs.djangoproject.com/en/5.2/ref/databases/#sqlite-notes
 DB_PATH = Path(env("DB_PATH", str(BASE_DIR / "var" / "teachlab.sqlite3")))
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+# Seconds a query waits for a lock another connection holds before the request gives up with
+# a 503 and a message (teachlab/dbbusy.py): SQLite's busy timeout, PostgreSQL's lock_timeout
+# (unset, PostgreSQL would wait for ever).
+DB_LOCK_TIMEOUT = float(env("DB_LOCK_TIMEOUT", "30"))
 if DATABASE_URL:
     import dj_database_url
 
@@ -113,6 +117,9 @@ if DATABASE_URL:
             DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
         )
     }
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "options", f"-c lock_timeout={int(DB_LOCK_TIMEOUT * 1000)}"
+    )
 else:
     DATABASES = {
         "default": {
@@ -121,7 +128,7 @@ else:
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
-                "timeout": 30,
+                "timeout": DB_LOCK_TIMEOUT,
             },
         }
     }

@@ -14,6 +14,8 @@ from teachlab.signin import (
 )
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
+# A locked or unreachable database answers 503 with a message and Retry-After (dbbusy.py).
+handler500 = "teachlab.dbbusy.server_error"
 
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:

@@ -19,6 +19,7 @@ from lessons.learners import learner_for_scope
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
+from teachlab.lab.monitor import WORKERS_GROUP
 from teachlab.lab.reader import reader_join, reader_leave
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
@@ -203,13 +204,12 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         self.lane_tag = ""
         self.unacked: int | None = None
+        self.loss_html = ""  # who died holding this run's deliveries (losses.py)
         self.workers_rows: tuple = ()
         self.task_set = frozenset(run.task_ids or ())
         if run.status == "running":
             # One look now at the broker and the workers, so the panels are not empty until
             # the monitor's next snapshots; then the hub hands those over as they come.
-            from teachlab.lab.monitor import WORKERS_GROUP
-
             first = ""
             self.lane_tag = await self._broker_join(run)
             if self.lane_tag:
@@ -224,6 +224,11 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=first)
         self.reader = await reader_join(run.id, self, after=query.get("after", "0-0"))
         self.following = True
+
+    async def reader_status(self, *, down: bool) -> None:
+        """The banner that says the lab's Redis is away (the reader is retrying meanwhile)."""
+        html = render_to_string(f"{TEMPLATE}#redis_banner", {"oob": True, "down": down})
+        await self.send(text_data=html)
 
     async def reader_deliver(self, batches, *, redraw: str | None) -> None:
         """The reader's batches (and a full redraw when this page is new or too far behind),
@@ -325,11 +330,13 @@ class RunConsumer(AsyncWebsocketConsumer):
         html = ""
         holders_before = (self.workers_rows, self.unacked)
         snapshot = None
+        workers = None
         for m in messages:
             if m.get("type") == "lab.broker" and self.lane_tag:
                 snapshot = m.get("snapshot")
                 self.unacked = unacked_mine(snapshot, self.lane_tag)
             elif m.get("type") == "lab.workers":
+                workers = m.get("workers") or []
                 self.workers_rows = holders_rows(
                     m.get("workers"), lane=self.run.lane, task_ids=self.task_set
                 )
@@ -337,5 +344,33 @@ class RunConsumer(AsyncWebsocketConsumer):
             html += broker_frame(snapshot, self.lane_tag)
         if (self.workers_rows, self.unacked) != holders_before:
             html += holders_frame(self.run.id, self.workers_rows, unacked=self.unacked)
+        if workers is not None and self.following:
+            loss = loss_frame(self.run, self.reader, workers)
+            if loss != self.loss_html:
+                self.loss_html = loss
+                html += loss
         if html:
             await self.send(text_data=html)
+
+
+# Every watcher of a run in this process sees the same losses: worked out once per worker list.
+_loss_frames: dict[str, tuple[object, str]] = {}
+
+
+def loss_frame(run, reader, workers: list[dict]) -> str:
+    from teachlab.lab.losses import worker_losses
+
+    stamp = (
+        reader.last,
+        tuple((w.get("hostname"), w.get("alive"), w.get("started_at")) for w in workers),
+    )
+    cached = _loss_frames.get(run.id)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    losses = worker_losses(reader.events, workers)
+    context = {"oob": True, "losses": losses, "vt": run.visibility_timeout}
+    html = render_to_string(f"{TEMPLATE}#worker_loss", context)
+    if len(_loss_frames) > 1000:
+        _loss_frames.clear()
+    _loss_frames[run.id] = (stamp, html)
+    return html

@@ -81,14 +81,35 @@ def _fields(event: dict[str, Any]) -> dict[str, str]:
     return fields
 
 
+# A lab Redis that restarts is back within seconds; a body that finishes meanwhile would lose
+# its event. So an append that cannot connect is tried again for this long after the first
+# failure (the process's, not the event's: during a long outage every append fails at once
+# instead of each waiting in turn). Only refused connections: a timeout may have appended.
+APPEND_RETRY_SECONDS = 15.0
+_down_since: list[float] = []
+
+
 def _append(event: dict[str, Any], known_copy: int) -> None:
-    event["seq"], event["copy"] = entry_append(
-        run_id=event["run"],
-        kind=event["kind"],
-        task_id=event["task_id"],
-        known_copy=known_copy,
-        fields=_fields(event),
-    )
+    import redis
+
+    while True:
+        try:
+            event["seq"], event["copy"] = entry_append(
+                run_id=event["run"],
+                kind=event["kind"],
+                task_id=event["task_id"],
+                known_copy=known_copy,
+                fields=_fields(event),
+            )
+        except redis.ConnectionError:
+            if not _down_since:
+                _down_since.append(time.monotonic())
+            if time.monotonic() - _down_since[0] > APPEND_RETRY_SECONDS:
+                raise
+            time.sleep(0.5)
+            continue
+        _down_since.clear()
+        return
 
 
 # --- building events in the worker ----------------------------------------------------------

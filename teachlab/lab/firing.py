@@ -16,6 +16,7 @@ from teachlab.lab.lanes import Lane, lane_get, lane_status
 from teachlab.lab.models import Run
 from teachlab.lab.params import RunParams, params_limits_check, params_parse, prediction_parse
 from teachlab.lab.settle import run_settle
+from teachlab.lab.stream import log_open
 from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ def run_fire(
     )
     sent = 0
     try:
+        log_open(run.id)
         sent = _publish(run, lane, p)
     except Exception as exc:
         log.exception("publishing run %s failed after %d tasks", run.id, sent)

@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from channels.db import database_sync_to_async
 
-from teachlab.lab.stream import DONE, entry_event, seq_of, stream_key
+from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,12 @@ GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 READ_COUNT = 5000  # entries per XREAD
 KEEP_BATCHES = 2000  # batches kept for reconnects; older gaps get a full redraw
 IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long
+# After the lab's Redis came back, look this long for a sign that it came back empty (the
+# workers' appends leave a reset marker when they renumber from the stored history), reading
+# in short blocks so a renumbered entry is not waited past.
+SUSPECT_SECONDS = 30.0
+SUSPECT_BLOCK_MS = 500
+RETRY_SECONDS = 0.5
 
 
 @dataclass
@@ -44,6 +51,9 @@ class Batch:
 
 class Watcher(Protocol):
     async def reader_deliver(self, batches: list[Batch], *, redraw: str | None) -> None: ...
+
+    # Optional: told when the lab's Redis stops answering (down=True) and answers again.
+    # async def reader_status(self, *, down: bool) -> None: ...
 
 
 @dataclass
@@ -61,6 +71,9 @@ class RunReader:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     redraw_cache: tuple[str, str] | None = None  # (last id, html)
     stopping: bool = False
+    down: bool = False  # the lab's Redis does not answer
+    suspect_until: float = 0.0  # monotonic time until which a reset marker is looked for
+    reset_seen: str | None = None
 
     async def start(self) -> None:
         from teachlab.lab.fragments import Picture
@@ -100,7 +113,11 @@ class RunReader:
         self.ready.set()
         while True:
             try:
-                found = await r.xread({key: self.last}, count=READ_COUNT, block=5000)
+                suspect = self.down or time.monotonic() < self.suspect_until
+                if suspect:
+                    await self._after_outage(r)
+                block = SUSPECT_BLOCK_MS if suspect else 5000
+                found = await r.xread({key: self.last}, count=READ_COUNT, block=block)
                 if not found:
                     continue
                 entries = found[0][1]
@@ -115,8 +132,10 @@ class RunReader:
                 # redis-py can turn a cancelled read into TimeoutError: a stopping reader stops.
                 if self.stopping or asyncio.current_task().cancelling():
                     return
-                log.exception("lab reader %s: read failed", self.run_id)
-                await asyncio.sleep(0.5)
+                if not self.down:
+                    log.warning("lab reader %s: the lab's Redis does not answer", self.run_id)
+                    await self._set_down(True)
+                await asyncio.sleep(RETRY_SECONDS)
                 continue
             batch = self._take(entries)
             for watcher in list(self.watchers):
@@ -124,6 +143,54 @@ class RunReader:
                     await watcher.reader_deliver([batch], redraw=None)
                 except Exception:  # noqa: BLE001 - one socket gone mid-send must not stop the rest
                     log.debug("lab reader %s: delivery failed", self.run_id, exc_info=True)
+
+    async def _set_down(self, down: bool) -> None:
+        """Tell every watcher that can show it (the run page's banner)."""
+        self.down = down
+        for watcher in list(self.watchers):
+            notify = getattr(watcher, "reader_status", None)
+            if notify is None:
+                continue
+            try:
+                await notify(down=down)
+            except Exception:  # noqa: BLE001 - one socket gone mid-send must not stop the rest
+                log.debug("lab reader %s: status not sent", self.run_id, exc_info=True)
+
+    async def _after_outage(self, r) -> None:
+        """Redis answers again (raises while it does not). If it came back without this run's
+        log, the workers renumber after what the database stored and leave a reset marker:
+        events read after that point were lost with Redis, so go back to it and redraw."""
+        if self.down:
+            await r.ping()
+            self.suspect_until = time.monotonic() + SUSPECT_SECONDS
+            await self._set_down(False)
+        marker = await r.get(reset_key(self.run_id))
+        if marker is None or marker == self.reset_seen:
+            return
+        self.reset_seen = marker
+        floor = int(marker)
+        if floor < seq_of(self.last):
+            await self._rewind(floor)
+
+    async def _rewind(self, floor: int) -> None:
+        from teachlab.lab.fragments import Picture
+
+        log.warning("lab reader %s: log renumbered after %d; redrawing", self.run_id, floor)
+        self.events = [e for e in self.events if e["seq"] <= floor]
+        self.picture = Picture()
+        for event in self.events:
+            self.picture.add(event)
+        self.counts = self.events[-1]["counts"] if self.events else None
+        self.done = None
+        self.last = f"{floor}-0"
+        self.batches.clear()
+        self.redraw_cache = None
+        html = self.redraw()
+        for watcher in list(self.watchers):
+            try:
+                await watcher.reader_deliver([], redraw=html)
+            except Exception:  # noqa: BLE001
+                log.debug("lab reader %s: redraw not sent", self.run_id, exc_info=True)
 
     def _take(self, entries) -> Batch:
         from teachlab.lab.fragments import render_batch_html
@@ -203,6 +270,9 @@ class RunReader:
             await watcher.reader_deliver(missed, redraw=None)
             seen = missed[-1].last
         self.watchers.add(watcher)
+        notify = getattr(watcher, "reader_status", None)
+        if self.down and notify is not None:
+            await notify(down=True)
 
 
 def _valid(after: str) -> bool:

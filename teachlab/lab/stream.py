@@ -35,10 +35,47 @@ def stream_key(run_id: str) -> str:
     return f"lab:stream:{run_id}"
 
 
-# KEYS: seq, counts, copy, stream, active set.  ARGV: kind, ttl, known copy (0 = unknown),
-# maxlen, run id, then the entry's field/value pairs. One atomic call: the seq, the copy
-# number, the counters and the entry agree, and ids rise in seq order across workers.
+def reset_key(run_id: str) -> str:
+    return f"lab:run:{run_id}:reset"
+
+
+def seq_key(run_id: str) -> str:
+    return f"lab:run:{run_id}:seq"
+
+
+def log_open(run_id: str) -> None:
+    """Start a run's numbering at 0 when it is fired. From then on a missing counter means
+    the lab's Redis lost it (a restart of a Redis that keeps nothing on disk), not a new run:
+    the next append then carries on from what the database stored (see APPEND_LUA)."""
+    app_redis().set(seq_key(run_id), 0, ex=KEY_TTL, nx=True)
+
+
+# KEYS: seq, counts, copy, stream, active set, reset marker.  ARGV: kind, ttl, known copy
+# (0 = unknown), maxlen, run id, seq floor, copy floor, counts ('' = not given: ask for them),
+# then the entry's field/value pairs. One atomic call: the seq, the copy number, the counters
+# and the entry agree, and ids rise in seq order across workers.
+#
+# A Redis restarted without its data has lost the counters of a run in flight. Numbering again
+# from 1 would reuse seqs the recorder has stored (and drop the new events as duplicates), so
+# the script answers {-1, 0} instead; the caller reads the floors from the database (what the
+# recorder stored) and calls again. The reset marker tells readers where the numbering resumed.
 APPEND_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if ARGV[6] == '' then return {-1, 0} end
+  redis.call('SET', KEYS[1], ARGV[6], 'EX', ARGV[2], 'NX')
+  redis.call('SET', KEYS[6], ARGV[6], 'EX', ARGV[2], 'NX')
+  if redis.call('EXISTS', KEYS[2]) == 0 then
+    for pair in string.gmatch(ARGV[8], '[^,]+') do
+      local k, v = string.match(pair, '([^=]+)=(%d+)')
+      redis.call('HSET', KEYS[2], k, v)
+    end
+  end
+end
+if ARGV[1] == '{received}' and redis.call('EXISTS', KEYS[3]) == 0
+   and redis.call('EXISTS', KEYS[6]) == 1 then
+  if ARGV[7] == '' then return {-1, 0} end
+  redis.call('SET', KEYS[3], ARGV[7], 'EX', ARGV[2], 'NX')
+end
 local seq = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 local copy = tonumber(ARGV[3])
@@ -56,7 +93,7 @@ local parts = {}
 for i = 1, #flat, 2 do parts[#parts + 1] = flat[i] .. '=' .. flat[i + 1] end
 local entry = {'XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], seq .. '-0',
                'c', copy, 'n', table.concat(parts, ',')}
-for i = 6, #ARGV do entry[#entry + 1] = ARGV[i] end
+for i = 9, #ARGV do entry[#entry + 1] = ARGV[i] end
 redis.call(unpack(entry))
 redis.call('EXPIRE', KEYS[4], ARGV[2])
 redis.call('SADD', KEYS[5], ARGV[5])
@@ -66,23 +103,10 @@ APPEND_SHA = hashlib.sha1(APPEND_LUA.encode(), usedforsecurity=False).hexdigest(
 _append_script = None
 
 
-def entry_append(
-    *, run_id: str, kind: str, task_id: str, known_copy: int, fields: dict[str, str]
-) -> tuple[int, int]:
-    """Append one event to its run's stream: one round trip. Returns (seq, copy).
-
-    Spoken directly on a socket of the thread's own (wire.py) where the URL allows: this is
-    the call every delivery waits for in the worker."""
-    keys = [
-        f"lab:run:{run_id}:seq",
-        f"lab:run:{run_id}:counts",
-        f"lab:run:{run_id}:copy:{task_id}",
-        stream_key(run_id),
-        ACTIVE,
-    ]
-    args: list = [kind, KEY_TTL, known_copy, MAXLEN, run_id]
-    for key, value in fields.items():
-        args += [key, value]
+def _append_eval(keys: list[str], args: list) -> tuple[int, int]:
+    """One EVALSHA of APPEND_LUA, spoken directly on a socket of the thread's own (wire.py)
+    where the URL allows: this is the call every delivery waits for in the worker."""
+    global _append_script
     try:
         url = f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}"
         reply = wire_call(url, ["EVALSHA", APPEND_SHA, len(keys), *keys, *args])
@@ -93,11 +117,36 @@ def entry_append(
             raise reply
         seq, copy = reply
     except WireUnsupported:
-        global _append_script
         if _append_script is None:
             _append_script = app_redis().register_script(APPEND_LUA)
         seq, copy = _append_script(keys=keys, args=args)
     return int(seq), int(copy)
+
+
+def entry_append(
+    *, run_id: str, kind: str, task_id: str, known_copy: int, fields: dict[str, str]
+) -> tuple[int, int]:
+    """Append one event to its run's stream: one round trip (two after the lab's Redis lost
+    the run's counters). Returns (seq, copy)."""
+    flat: list[str] = []
+    for key, value in fields.items():
+        flat += [key, value]
+    keys = [
+        seq_key(run_id),
+        f"lab:run:{run_id}:counts",
+        f"lab:run:{run_id}:copy:{task_id}",
+        stream_key(run_id),
+        ACTIVE,
+        reset_key(run_id),
+    ]
+    head = [kind, KEY_TTL, known_copy, MAXLEN, run_id]
+    seq, copy = _append_eval(keys, [*head, "", "", "", *flat])
+    if seq < 0:
+        from teachlab.lab.reseed import log_floors
+
+        floors = log_floors(run_id=run_id, task_id=task_id)
+        seq, copy = _append_eval(keys, [*head, floors.seq, floors.copy, floors.counts, *flat])
+    return seq, copy
 
 
 DONE_LUA = """

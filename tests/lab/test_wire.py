@@ -9,7 +9,7 @@ from django.conf import settings
 
 from teachlab.lab import wire
 from teachlab.lab.store import app_redis
-from teachlab.lab.stream import entry_append, stream_read
+from teachlab.lab.stream import entry_append, log_open, stream_read
 from tests.stack import free_port
 
 
@@ -80,6 +80,7 @@ def test_entry_append_numbers_events_and_copies_through_the_direct_path(url):
     app_redis().script_flush()  # the first call meets NOSCRIPT and loads the script
     fields = {"k": "received", "ti": "t1", "i": "0", "w": "w1", "r": "0", "a": "1.0"}
     run = "wire-test-run"
+    log_open(run)  # as firing does: the numbering starts at 0
     assert entry_append(run_id=run, kind="received", task_id="t1", known_copy=0, fields=fields) == (
         1,
         1,

@@ -17,6 +17,7 @@ from teachlab.lab.firing import task_meta
 from teachlab.lab.lanes import lane_get, lane_status
 from teachlab.lab.models import Run
 from teachlab.lab.params import params_parse
+from teachlab.lab.stream import log_open
 from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
 
 TICK = 0.2  # seconds between feeder ticks: a task goes out at most this late
@@ -31,7 +32,7 @@ def feeder_run_create(*, learner, lane: str, params: dict, label: str = "") -> R
     if not status.available:
         raise LaneUnavailable(f"{status.reason}. To get it: {status.how_to_get}.")
     last_due = p.due_in(p.count - 1, now=now)
-    return Run.objects.create(
+    run = Run.objects.create(
         learner=learner,
         lane=lane.name,
         params=p.as_dict(),
@@ -41,6 +42,8 @@ def feeder_run_create(*, learner, lane: str, params: dict, label: str = "") -> R
         fired_at=now,
         deadline=now + last_due + p.duration + 2 * (lane.visibility_timeout or 0) + 60,
     )
+    log_open(run.id)
+    return run
 
 
 def feeder_tick(*, run: Run, sent: set[int], now: float | None = None) -> list[int]:
