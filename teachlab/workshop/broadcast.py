@@ -14,18 +14,19 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.workshop import fragments, predictions, votes
+from teachlab.workshop import fragments, predictions, screens, votes
 
 
 def room_group(room_id: int) -> str:
     return f"workshop.room.{room_id}"
 
 
-def send(room, *, participant: str = "", presenter: str = "", **extra) -> None:
+def send(room, *, participant: str = "", presenter: str = "", screen: str = "", **extra) -> None:
     message = {
         "type": "room.push",
         "participant": participant,
         "presenter": presenter,
+        "screen": screen,  # the projector view (screens.py)
         "at": time.time(),
         **extra,
     }
@@ -44,6 +45,7 @@ def stage_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["stage", "banner"]),
         presenter=fragments.presenter_html(room, ["stage", "claims"]),
+        screen=screens.screen_html(room, ["stage"]),
     )
 
 
@@ -52,6 +54,7 @@ def claim_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["claim"]),
         presenter=fragments.presenter_html(room, ["claim"]),
+        screen=screens.screen_html(room, ["claim"]),
     )
 
 
@@ -113,6 +116,7 @@ def run_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, parts),
         presenter=fragments.presenter_html(room, parts),
+        screen=screens.screen_html(room, parts),
         run_id=shared.run_id if shared is not None else "",
     )
 
@@ -134,5 +138,6 @@ def room_closed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["ended"]),
         presenter=fragments.presenter_html(room, ["ended"]),
+        screen=screens.screen_html(room, ["ended"]),
         close=True,
     )

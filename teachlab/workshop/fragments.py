@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
 from teachlab.lab.params import params_bounds
-from teachlab.workshop import content, predictions, votes
+from teachlab.workshop import content, predictions, roundstate, votes
 from teachlab.workshop.models import Room, Seat
 
 PARTICIPANT = "workshop/participant.html"
@@ -53,6 +53,7 @@ def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) ->
         "picture": None,
         "sent_at": f"{time.time():.3f}",
     }
+    ctx.update(roundstate.round_context(room, seat=seat))  # timers and the answer round
     if live and shared is not None and shared.run_id:
         ctx.update(lab_picture(shared.run_id))
     return ctx
@@ -113,6 +114,7 @@ def participant_html(room: Room, parts: list[str], *, seat: Seat | None = None, 
 def presenter_html(room: Room, parts: list[str], **kw) -> str:
     ctx = room_context(room, **kw)
     ctx.update(presenter_extras(room))
+    ctx.update(roundstate.counts_context(room))  # connected, answered of those present
     return render_parts(PRESENTER, parts, ctx)
 
 

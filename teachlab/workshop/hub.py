@@ -29,6 +29,7 @@ RUN_BATCH_SECONDS = 0.1
 
 class Member(Protocol):
     is_presenter: bool
+    is_screen: bool  # the projector view: it gets the message's "screen" rendering
 
     async def hub_push(self, html: str, *, close: bool = False) -> None: ...
 
@@ -92,7 +93,7 @@ class RoomHub:
         )
         await self.flush()
         caught, self.catching, self.seqs = self.catching or [], None, set(stored)
-        await self.fan_out(participant=html, presenter=html)
+        await self.fan_out(participant=html, presenter=html, screen=html)
         for message in caught:
             self.take_event(message)
 
@@ -119,6 +120,7 @@ class RoomHub:
             await self.fan_out(
                 participant=message.get("participant") or "",
                 presenter=message.get("presenter") or "",
+                screen=message.get("screen") or "",
                 close=bool(message.get("close")),
             )
         elif kind == "room.follow" and message.get("run_id"):
@@ -153,11 +155,13 @@ class RoomHub:
         events, self.pending = self.pending, []
         if events:
             for html in fragments.run_event_frames(events):
-                await self.fan_out(participant=html, presenter=html)
+                await self.fan_out(participant=html, presenter=html, screen=html)
 
-    async def fan_out(self, *, participant: str, presenter: str, close: bool = False) -> None:
+    async def fan_out(
+        self, *, participant: str, presenter: str, screen: str = "", close: bool = False
+    ) -> None:
         for member in list(self.members):
-            html = presenter if member.is_presenter else participant
+            html = presenter if member.is_presenter else screen if member.is_screen else participant
             if html or close:
                 try:
                     await member.hub_push(html, close=close)
