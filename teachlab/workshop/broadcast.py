@@ -45,7 +45,8 @@ def stage_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["stage", "banner"]),
         presenter=fragments.presenter_html(room, ["stage", "claims"]),
-        screen=screens.screen_html(room, ["stage"]),
+        # The projector drops a revealed claim or ended answer round of another question.
+        screen=screens.screen_html(room, ["stage", "claim", "answers"]),
     )
 
 

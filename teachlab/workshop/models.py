@@ -172,6 +172,10 @@ class AnswerRound(models.Model):
     def __str__(self) -> str:
         return f"{self.room_id} {self.question_slug}"
 
+    def shown_answers(self):
+        """The answers the instructor put on the projector (without their nicknames)."""
+        return self.answers.filter(shown=True)
+
 
 class Answer(models.Model):
     """One seat's answer in a round; shown on the projector without its nickname."""
