@@ -26,7 +26,6 @@ def screen_html(room: Room, parts: list[str], **kw) -> str:
 def counts_html(room: Room) -> dict[str, str]:
     """The live counts, for the console and the projector: only the parts on screen now."""
     ctx = screen_context(room)
-    ctx.update(fragments.presenter_extras(room))
     parts = ["presence"]
     cr = room.claim_round
     if cr is not None and cr.revealed_at is None:

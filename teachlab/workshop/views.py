@@ -169,7 +169,7 @@ def driver_only(view):
     return wrapper
 
 
-def _join_context(request: HttpRequest, room: Room, *, qr_scale: int = 6) -> dict:
+def _join_context(request: HttpRequest, room: Room) -> dict:
     links = join_links(
         public_url=settings.WORKSHOP_PUBLIC_URL,
         request_base=request.build_absolute_uri("/"),
@@ -180,7 +180,7 @@ def _join_context(request: HttpRequest, room: Room, *, qr_scale: int = 6) -> dic
         "join_url": links["join_url"],
         "join_page": links["join_page"],
         "join_loopback": links["loopback"],
-        "qr": qr_svg(links["join_url"], scale=qr_scale),
+        "qr": qr_svg(links["join_url"]),
     }
 
 
