@@ -49,11 +49,10 @@ def test_a_timed_vote_and_an_answer_round_on_console_projector_and_phones(browse
     network = {"down": False, "sockets": []}
 
     def route(ws):
-        network["sockets"].append(ws)
         if network["down"]:
             ws.close(code=1013, reason="test: network down")
         else:
-            ws.connect_to_server()
+            network["sockets"].append((ws, ws.connect_to_server()))
 
     ana_context = browser.new_context(viewport=PHONE)
     ana_context.route_web_socket(re.compile(r"/ws/workshop/"), route)
@@ -70,7 +69,9 @@ def test_a_timed_vote_and_an_answer_round_on_console_projector_and_phones(browse
     # Presence: Ana's connection drops; her phone says so, the room counts one fewer.
     expect(ana.locator(".reconnecting")).to_be_hidden()
     network["down"] = True
-    network["sockets"][-1].close(code=1012, reason="test: connection dropped")
+    page_side, server_side = network["sockets"][-1]
+    page_side.close(code=1012, reason="test: connection dropped")  # htmx retries on 1012
+    server_side.close()  # and the server sees the socket go, as it would
     expect(ana.locator(".reconnecting")).to_be_visible()
     expect(projector.locator("#ws-presence")).to_have_text("1 connected")
     network["down"] = False
