@@ -55,7 +55,7 @@ def claim_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["claim"]),
         presenter=fragments.presenter_html(room, ["claim"]),
-        screen=screens.screen_html(room, ["claim"]),
+        screen=screens.screen_html(room, ["claim", "answers"]),
     )
 
 

@@ -103,7 +103,7 @@ def answer_round_open(*, room: Room, seconds=None) -> AnswerRound:
         room,
         participant=["stage", "banner", "answers"],
         presenter=["stage", "answers"],
-        screen=["stage", "answers"],
+        screen=["stage", "claim", "answers"],
     )
     return ar
 
@@ -159,7 +159,7 @@ def answer_round_end(*, room: Room) -> AnswerRound:
         room,
         participant=["stage", "banner", "answers"],
         presenter=["stage", "answers"],
-        screen=["stage", "answers"],
+        screen=["stage", "claim", "answers"],
     )
     return ar
 

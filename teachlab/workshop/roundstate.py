@@ -42,6 +42,10 @@ def round_context(room: Room, *, seat: Seat | None = None) -> dict:
     ar = room.answer_round
     accepting = answers_accepting(ar)
     return {
+        # The projector shows the newer of a finished claim and a finished answer round, and
+        # neither once the stage moved to another question.
+        "claim_stale": _stale(cr, ar, room),
+        "answers_stale": _stale(ar, cr, room),
         "claim_time_up": claim_time_up(cr),
         "claim_left": seconds_left(cr.closes_at) if cr and cr.revealed_at is None else None,
         "answer_round": ar,
@@ -50,6 +54,14 @@ def round_context(room: Room, *, seat: Seat | None = None) -> dict:
         "answer_question": _question_title(ar),
         "my_answer": Answer.objects.filter(round=ar, seat=seat).first() if ar and seat else None,
     }
+
+
+def _stale(mine, other, room: Room) -> bool:
+    if mine is None:
+        return True
+    if mine.question_slug != room.question_slug:
+        return True
+    return other is not None and other.opened_at > mine.opened_at
 
 
 def _question_title(ar: AnswerRound | None) -> str:

@@ -146,6 +146,9 @@ def test_a_timed_vote_and_an_answer_round_on_console_projector_and_phones(browse
     assert projector.locator(".shown-answer i").count() == 0  # shown as text, escaped
     console.locator("button.answer-show").nth(0).click()
     expect(shown).to_have_count(2)
+    # The answers are the newest thing: the finished claim steps aside for them.
+    expect(claim).to_be_hidden()
+    _above_the_fold(projector, ".shown-answer")
     for name in ("Ana", "Bo"):
         expect(projector.locator("#ws-answers")).not_to_contain_text(re.compile(rf"\b{name}\b"))
     projector.screenshot(path=str(ARTIFACTS / "workshop-projector-answers.png"))
