@@ -71,7 +71,8 @@ def _question_title(ar: AnswerRound | None) -> str:
 
 def counts_context(room: Room) -> dict:
     """The live counts of the console and the projector: who is connected, and how many of
-    them answered the open claim. A vote from someone who left is counted apart."""
+    them answered the open claim. A vote from someone who left is counted apart; seats the
+    instructor removed count nowhere."""
     present = presence.present_seats(room.pk)
     if present:
         # A removed seat's socket is closed at once, but another process may still hold it
@@ -84,7 +85,10 @@ def counts_context(room: Room) -> dict:
     ctx = {"present_count": None if present is None else len(present)}
     cr = room.claim_round
     if cr is not None:
-        voters = set(cr.votes.values_list("seat_id", flat=True))
+        # A removed seat's vote is neither "answered" nor "from people who left".
+        voters = set(
+            cr.votes.filter(seat__kicked_at__isnull=True).values_list("seat_id", flat=True)
+        )
         ctx.update(
             voted=len(voters),
             voted_present=len(voters) if present is None else len(voters & present),

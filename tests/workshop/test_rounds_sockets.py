@@ -15,7 +15,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from teachlab.workshop import presence, rooms, rounds, votes
+from teachlab.workshop import presence, rooms, rounds, roundstate, votes
 from teachlab.workshop.models import Answer, AnswerRound, ClaimRound, Room, Vote
 from tests.workshop.conftest import (
     asynctest,
@@ -240,3 +240,45 @@ async def test_the_projector_socket_is_the_instructors_and_only_listens(room, in
     await send(console, action="close")
     await receive_until(screen, "This workshop has ended")
     await console.disconnect()
+
+
+@asynctest
+async def test_a_removed_seat_leaves_the_presence_and_answered_counts_at_once(
+    room, instructor, question
+):
+    await db(rooms.room_drive)(room=room, question_slug=question.slug, tier="prompt")
+    cr = await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    ana_seat, bo_seat = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("ana", "bo")]
+    screen = await screen_socket(room, instructor)
+    console = await presenter_socket(room, instructor)
+    ana, bo = await join_socket(ana_seat), await join_socket(bo_seat)
+    await send(ana, action="vote", round=str(cr.pk), choice="holds")
+    await receive_until(ana, "Your vote")
+    for comm in (screen, console):
+        await receive_until(comm, answered_text(1, 2))
+
+    # The kick closes Ana's socket, and the counts drop her before any disconnect arrives
+    # from her browser: she is neither present nor "from people who left".
+    await send(console, action="kick", seat=str(ana_seat.pk))
+    await receive_until(ana, "removed")
+    assert await ana.receive_output(timeout=5) == {"type": "websocket.close", "code": 4403}
+    frame = await receive_until(screen, answered_text(0, 1))
+    assert connected_text(1) in frame and "people who left" not in frame
+    assert await db(presence.present_seats)(room.pk) == {bo_seat.pk}
+
+    # Another process still holding her socket for a moment does not bring her back.
+    thread = threading.Thread(
+        target=asyncio.run,
+        args=[presence.presence_enter(room_id=room.pk, seat_id=ana_seat.pk, socket_key="p2")],
+    )
+    thread.start()
+    thread.join()
+    room = await db(Room.objects.get)(pk=room.pk)
+    counts = await db(roundstate.counts_context)(room)
+    assert counts["present_count"] == 1 and counts["voted_present"] == 0
+    assert counts["voted_left"] == 0
+    redis.Redis.from_url(f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}").zrem(
+        presence.presence_key(room.pk), f"{ana_seat.pk}:p2"
+    )
+    for comm in (bo, screen, console):
+        await comm.disconnect()
