@@ -74,7 +74,7 @@ class Participant:
     frames: int = 0
     bytes: int = 0
     error: str = ""
-    watch: str = ""  # one more substring to time (the presenter's "N of N answered")
+    watch: str = ""  # one more substring to time (the presenter's "answered N of N present")
 
     async def read(self) -> None:
         try:
@@ -310,7 +310,8 @@ async def main() -> None:
 
         await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
 
-    presenter.watch = f">{len(clients)}</strong> of {len(clients)} answered"
+    n = len(clients)
+    presenter.watch = f'>{n}</strong> of <span class="present-of">{n}</span> present'
     votes_t0 = time.time()
     await phase(
         "vote acknowledged to each voter (own send to own ack)",

@@ -213,6 +213,7 @@ async def test_every_websocket_route_refuses_a_foreign_origin(instructor_room):
         f"/ws/lab/runs/{run.id}/": f"sessionid={session_key}",
         f"/ws/workshop/{room.code}/": await db(seat_cookie)(seat),
         f"/ws/workshop/{room.code}/present/": staff_cookie,
+        f"/ws/workshop/{room.code}/screen/": staff_cookie,
     }
     routed = set()
     for path in visitors:

@@ -7,4 +7,21 @@
     var cap = Math.min(4000, 500 * Math.pow(2, Math.min(retryCount, 6)));
     return 250 + cap * Math.random();
   };
+  // While the socket is down and the extension is trying again, a page with a
+  // .reconnecting sign shows it. These are the close codes hx-ws 2 reconnects on
+  // (django_htmx/static/django_htmx/ext/hx-ws-2.js, onclose); a 4xxx close (the room ended,
+  // refused) is final and shows no sign.
+  var RETRIED = [1006, 1011, 1012, 1013];
+  function sign(show) {
+    document.querySelectorAll(".reconnecting").forEach(function (el) {
+      el.hidden = !show;
+    });
+  }
+  document.addEventListener("htmx:wsClose", function (event) {
+    var close = event.detail && event.detail.event;
+    if (close && RETRIED.indexOf(close.code) >= 0) sign(true);
+  });
+  document.addEventListener("htmx:wsOpen", function () {
+    sign(false);
+  });
 })();

@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.workshop import fragments, selectors
+from teachlab.workshop import fragments, screens, selectors
 from teachlab.workshop.models import Room
 
 
@@ -25,11 +25,12 @@ def room_group(room_id: int) -> str:
     return f"workshop.room.{room_id}"
 
 
-def send(room, *, participant: str = "", presenter: str = "", **extra) -> None:
+def send(room, *, participant: str = "", presenter: str = "", screen: str = "", **extra) -> None:
     message = {
         "type": "room.push",
         "participant": participant,
         "presenter": presenter,
+        "screen": screen,  # the projector view (screens.py)
         "at": time.time(),
         **extra,
     }
@@ -48,6 +49,8 @@ def stage_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["stage", "banner"]),
         presenter=fragments.presenter_html(room, ["stage", "claims"]),
+        # The projector drops a revealed claim or ended answer round of another question.
+        screen=screens.screen_html(room, ["stage", "claim", "answers"]),
     )
 
 
@@ -58,6 +61,7 @@ def claim_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["claim"]) + _board(room, board),
         presenter=fragments.presenter_html(room, ["claim"]) + _board(room, board),
+        screen=screens.screen_html(room, ["claim", "answers"]),
         personal=["claim"] if revealed else [],
     )
 
@@ -161,6 +165,7 @@ def run_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, parts) + _board(room, board),
         presenter=fragments.presenter_html(room, parts) + _board(room, board),
+        screen=screens.screen_html(room, parts),
         run_id=shared.run_id if shared is not None else "",
         personal=personal,
     )
@@ -183,5 +188,6 @@ def room_closed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, ["ended"]),
         presenter=fragments.presenter_html(room, ["ended"]),
+        screen=screens.screen_html(room, ["ended"]),
         close=True,
     )

@@ -1,20 +1,33 @@
 """The room's sockets: thin. Identify, join the room's hub, validate each frame, call a service.
 
-A participant socket can only vote and predict; a presenter socket needs the room's
+A participant socket can only vote, predict and answer; a presenter socket needs the room's
 instructor (or staff) and can also drive, reveal, fire, close and moderate (lock, kick,
-readmit, rename).
+readmit, rename); the projector's socket needs the same people and only listens.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from teachlab.workshop import broadcast, fragments, predictions, ratelimit, rooms, selectors, votes
+from teachlab.workshop import (
+    broadcast,
+    fragments,
+    livecounts,
+    predictions,
+    presence,
+    ratelimit,
+    rooms,
+    rounds,
+    screens,
+    selectors,
+    votes,
+)
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.frames import Frame, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
@@ -24,7 +37,8 @@ log = logging.getLogger(__name__)
 
 CLOSE_REFUSED = 4403
 CLOSE_ENDED = 4410  # htmx's ws extension does not reconnect on a 4xxx close
-REFRESHES = {"vote": "answered", "predict": "spread"}  # what the presenter redraws after each
+REFRESHES = {"predict": "spread"}  # what the presenter redraws after each
+COUNTED = {"vote", "predict", "answer"}  # what changes the live counts (livecounts.py)
 
 
 class RoomSocket(AsyncWebsocketConsumer):
@@ -32,6 +46,7 @@ class RoomSocket(AsyncWebsocketConsumer):
     # sockets cost one channel-layer subscription instead of 300.
     channel_layer_alias = "workshop-sockets-listen-through-the-hub"
     is_presenter = False
+    is_screen = False
     seat_id: int | None = None
     closing = False  # set when the server closes it: frames still queued are not acted on
     frame_limit = ratelimit.PARTICIPANT_FRAMES
@@ -53,6 +68,7 @@ class RoomSocket(AsyncWebsocketConsumer):
             return
         await hub_join(self.room_id, self, run_id=run_id)
         await self.send(text_data=await database_sync_to_async(self.render_state)())
+        await self.presence_change(entering=True)
 
     async def dispatch(self, message) -> None:
         """Channels' dispatch without its database hop per message: every database call here
@@ -66,12 +82,19 @@ class RoomSocket(AsyncWebsocketConsumer):
     async def disconnect(self, code) -> None:
         if self.room_id is not None:
             await hub_leave(self.room_id, self)
+            await self.presence_change(entering=False)
+
+    async def presence_change(self, *, entering: bool) -> None:
+        """Participants count as present while their socket is open (presence.py)."""
 
     async def hub_push(self, html: str, *, close: bool = False, code: int | None = None) -> None:
         if html:
             await self.send(text_data=html)
         if close:
             self.closing = True
+            # Out of the room's presence now, not when the browser's close frame comes back:
+            # a removed seat must drop out of "N connected" with the presenter's next redraw.
+            await self.presence_change(entering=False)
             await self.close(code=code or CLOSE_ENDED)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
@@ -91,6 +114,8 @@ class RoomSocket(AsyncWebsocketConsumer):
                 await broadcast.presenter_refresh_soon(
                     room_id=self.room_id, part=REFRESHES[frame.action]
                 )
+            if frame.action in COUNTED:
+                await livecounts.counts_refresh_soon(room_id=self.room_id)
         if html:
             await self.send(text_data=html)
 
@@ -161,6 +186,20 @@ class ParticipantSocket(RoomSocket):
             (f"room:{self.room_id}", self.room_frame_limit),
         ]
 
+    async def presence_change(self, *, entering: bool) -> None:
+        if not entering and not getattr(self, "present", False):
+            return  # left already (a server-side close comes before the disconnect)
+        if not hasattr(self, "socket_key"):
+            self.socket_key = secrets.token_hex(8)
+        self.present = entering
+        change = presence.presence_enter if entering else presence.presence_leave
+        try:
+            await change(room_id=self.room_id, seat_id=self.seat_id, socket_key=self.socket_key)
+        except Exception:  # noqa: BLE001 - presence is a count on a screen, not the room
+            log.warning("workshop presence not recorded", exc_info=True)
+            return
+        await livecounts.counts_refresh_soon(room_id=self.room_id)
+
     def render_state(self) -> str:
         seat = self.seat()
         return fragments.participant_html(
@@ -183,6 +222,12 @@ class ParticipantSocket(RoomSocket):
             )
             ctx = {"my_prediction": guess, "shared": guess.shared_run}
             return fragments.render_parts(fragments.PARTICIPANT, ["myprediction", "error"], ctx)
+        if frame.action == "answer":
+            answer = rounds.answer_submit(
+                seat=seat, round_id=frame.fields["round"], text=frame.fields["text"]
+            )
+            ctx = {"my_answer": answer, "answers_open": True}
+            return fragments.render_parts(fragments.PARTICIPANT, ["myanswer", "error"], ctx)
         raise WorkshopError("Unknown action.")
 
 
@@ -222,7 +267,7 @@ class PresenterSocket(RoomSocket):
         return fragments.presenter_html(room, ["ended"])
 
     def act(self, frame: Frame) -> str:
-        if frame.action in ("vote", "predict"):
+        if frame.action in ("vote", "predict", "answer"):
             raise WorkshopError("The presenter screen does not vote; join as a participant.")
         room = self.room()
         f = frame.fields
@@ -249,3 +294,26 @@ class PresenterSocket(RoomSocket):
         elif frame.action == "rename":
             rooms.seat_rename(room=room, seat_id=f["seat"], nickname=f["nickname"])
         return fragments.error_html("")
+
+
+class ScreenSocket(PresenterSocket):
+    """The projector view: the instructor's (or staff's) read-only screen for the room."""
+
+    is_presenter = False
+    is_screen = True
+
+    def budgets(self) -> list[tuple[str, int]]:
+        return [(f"screen:{self.room_id}:{self.user_id}", self.frame_limit)]
+
+    def render_state(self) -> str:
+        room = Room.objects.get(pk=self.room_id)
+        return screens.screen_html(
+            room, ["stage", "claim", "answers", "run", "presence"], live=True
+        )
+
+    def render_ended(self) -> str:
+        room = Room.objects.get(pk=self.room_id)
+        return screens.screen_html(room, ["ended"])
+
+    def act(self, frame: Frame) -> str:
+        raise WorkshopError("The projector view only shows the room: use the instructor console.")

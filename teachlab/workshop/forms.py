@@ -29,6 +29,27 @@ class ClaimForm(forms.Form):
     claim = forms.CharField(max_length=200)
 
 
+# Timed rounds (rounds.py checks the seconds again, for the socket and the shell).
+class TimerForm(forms.Form):
+    seconds = forms.IntegerField(min_value=5, max_value=600, label="Timer (seconds)")
+
+
+class AnswerRoundForm(forms.Form):
+    seconds = forms.IntegerField(
+        min_value=5, max_value=600, required=False, label="Timer (seconds)"
+    )
+
+
+class ShowForm(forms.Form):
+    """A show/hide switch: "1" shows, "0" hides."""
+
+    show = forms.ChoiceField(choices=[("1", "show"), ("0", "hide")])
+
+
+class AnswerShowForm(ShowForm):
+    answer = forms.IntegerField(min_value=1)
+
+
 class RunOpenForm(forms.Form):
     experiment = forms.CharField(max_length=100, required=False)
     lane = forms.CharField(max_length=40, required=False)

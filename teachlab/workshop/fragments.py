@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
 from teachlab.lab.params import params_bounds
-from teachlab.workshop import content, scores, selectors
+from teachlab.workshop import content, roundstate, scores, selectors
 from teachlab.workshop.models import Prediction, Room, Seat, Vote
 
 PARTICIPANT = "workshop/participant.html"
@@ -65,6 +65,7 @@ def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) ->
         ranking = scores.ranking_page(shared, seat_id=seat.pk if seat else None)
         ctx.update(ranking=ranking, mine=ranking.mine)
     ctx.update(leaderboard_context(room, seat=seat))
+    ctx.update(roundstate.round_context(room, seat=seat))  # timers and the answer round
     if live and shared is not None and shared.run_id:
         ctx.update(lab_picture(shared.run_id))
     return ctx
@@ -125,6 +126,7 @@ def participant_html(room: Room, parts: list[str], *, seat: Seat | None = None, 
 def presenter_html(room: Room, parts: list[str], **kw) -> str:
     ctx = room_context(room, **kw)
     ctx.update(presenter_extras(room))
+    ctx.update(roundstate.counts_context(room))  # connected, answered of those present
     return render_parts(PRESENTER, parts, ctx)
 
 

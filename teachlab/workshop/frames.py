@@ -9,12 +9,14 @@ import json
 from dataclasses import dataclass
 
 from teachlab.workshop.errors import WorkshopError
+from teachlab.workshop.models import ANSWER_MAX
 
 MAX_FRAME_BYTES = 4096
 # action -> {field: (kind, max length)}; "id" fields are positive integers sent as digits.
 PARTICIPANT_ACTIONS = {
     "vote": {"round": ("id", 12), "choice": ("text", 8)},
     "predict": {"run": ("id", 12), "value": ("text", 12)},
+    "answer": {"round": ("id", 12), "text": ("text", ANSWER_MAX)},
 }
 PRESENTER_ACTIONS = {
     "drive": {"question": ("text", 100), "tier": ("text", 20)},

@@ -33,6 +33,7 @@ CLOSE_REMOVED = 4403  # like a refused socket: htmx's ws extension does not reco
 class Member(Protocol):
     is_presenter: bool
     seat_id: int | None  # a participant's seat; None on a presenter's socket
+    is_screen: bool  # the projector view: it gets the message's "screen" rendering
 
     async def hub_push(
         self, html: str, *, close: bool = False, code: int | None = None
@@ -98,7 +99,7 @@ class RoomHub:
         )
         await self.flush()
         caught, self.catching, self.seqs = self.catching or [], None, set(stored)
-        await self.fan_out(participant=html, presenter=html)
+        await self.fan_out(participant=html, presenter=html, screen=html)
         for message in caught:
             self.take_event(message)
 
@@ -132,6 +133,7 @@ class RoomHub:
             await self.fan_out(
                 participant=message.get("participant") or "",
                 presenter=message.get("presenter") or "",
+                screen=message.get("screen") or "",
                 close=bool(message.get("close")),
             )
             if message.get("personal"):
@@ -168,11 +170,13 @@ class RoomHub:
         events, self.pending = self.pending, []
         if events:
             for html in fragments.run_event_frames(events):
-                await self.fan_out(participant=html, presenter=html)
+                await self.fan_out(participant=html, presenter=html, screen=html)
 
-    async def fan_out(self, *, participant: str, presenter: str, close: bool = False) -> None:
+    async def fan_out(
+        self, *, participant: str, presenter: str, screen: str = "", close: bool = False
+    ) -> None:
         for member in list(self.members):
-            html = presenter if member.is_presenter else participant
+            html = presenter if member.is_presenter else screen if member.is_screen else participant
             if html or close:
                 try:
                     await member.hub_push(html, close=close)

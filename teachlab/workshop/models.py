@@ -18,6 +18,7 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 NICKNAME_MAX = 24
 KEY_MAX = 255  # NFKC and skeletons grow a name: "ﬃ" is one character, "ffi" three
+ANSWER_MAX = 400  # a few sentences: read off the projector, typed on a phone
 
 
 def new_room_code() -> str:
@@ -49,6 +50,9 @@ class Room(models.Model):
     # to the room only when the instructor turns it on.
     joins_locked = models.BooleanField(default=False)
     leaderboard = models.BooleanField(default=False)
+    answer_round = models.ForeignKey(
+        "AnswerRound", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -103,6 +107,7 @@ class ClaimRound(models.Model):
     truth = models.TextField(blank=True)
     opened_at = models.DateTimeField(auto_now_add=True)
     revealed_at = models.DateTimeField(null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)  # the vote timer's deadline
 
     class Meta:
         ordering = ["opened_at"]
@@ -148,6 +153,8 @@ class SharedRun(models.Model):
     # When the observation was stored: by the lab monitor's settle (signal), the room's hub,
     # or the presenter's "show the outcome now", whichever came first.
     settled_at = models.DateTimeField(null=True, blank=True)
+    # Off until the instructor shows it: later guessers would anchor on the earlier ones.
+    spread_shown = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["opened_at"]
@@ -169,3 +176,42 @@ class Prediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.seat} {self.value}"
+
+
+class AnswerRound(models.Model):
+    """The room writes its own answer to a question's prompt before the tiers are shown."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="answer_rounds")
+    question_slug = models.CharField(max_length=100)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    closes_at = models.DateTimeField(null=True, blank=True)  # the timer's deadline, if any
+    ended_at = models.DateTimeField(null=True, blank=True)  # the instructor ended it
+
+    class Meta:
+        ordering = ["opened_at"]
+
+    def __str__(self) -> str:
+        return f"{self.room_id} {self.question_slug}"
+
+    def shown_answers(self):
+        """The answers the instructor put on the projector (without their nicknames)."""
+        return self.answers.filter(shown=True)
+
+
+class Answer(models.Model):
+    """One seat's answer in a round; shown on the projector without its nickname."""
+
+    round = models.ForeignKey(AnswerRound, on_delete=models.CASCADE, related_name="answers")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="answers")
+    text = models.CharField(max_length=ANSWER_MAX)
+    written_at = models.DateTimeField(auto_now=True)
+    shown = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["written_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "seat"], name="one_answer_per_seat")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.seat} {self.text[:20]}"

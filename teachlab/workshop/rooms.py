@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, content, names
+from teachlab.workshop import broadcast, content, names, roundstate
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import KEY_MAX, NICKNAME_MAX, Room, Seat, new_room_code
 from teachlab.workshop.selectors import room_locked
@@ -194,6 +194,8 @@ def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
         raise WorkshopError(f"Unknown tier “{tier}”: pick one of {', '.join(TIERS)}.")
     if content.question(question_slug) is None:
         raise WorkshopError("That question is not in the lessons.")
+    if tier != "prompt" and roundstate.tiers_hidden(room, question_slug):
+        raise WorkshopError("The room is still writing its answers: end the answer round first.")
     room.question_slug = question_slug
     room.tier = tier
     room.save(update_fields=["question_slug", "tier"])

@@ -18,17 +18,24 @@ from teachlab.workshop import (
     ratelimit,
     results,
     rooms,
+    rounds,
+    roundstate,
+    screens,
     selectors,
     votes,
 )
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.forms import (
+    AnswerRoundForm,
+    AnswerShowForm,
     ClaimForm,
     DriveForm,
     JoinForm,
     RenameForm,
     RoomCreateForm,
     RunOpenForm,
+    ShowForm,
+    TimerForm,
     form_error,
 )
 from teachlab.workshop.joinlink import join_links
@@ -153,8 +160,8 @@ def browse(request: HttpRequest, code: str) -> HttpResponse:
     slug = request.GET.get("q") or room.question_slug
     tier = request.GET.get("tier") or "prompt"
     question = content.question(slug) or next(iter(content.questions()), None)
-    if tier not in rooms.TIERS:
-        tier = "prompt"
+    if tier not in rooms.TIERS or (question and roundstate.tiers_hidden(room, question.slug)):
+        tier = "prompt"  # an answer round on this question: its tiers wait for the room
     ctx = {
         "room": room,
         "questions": content.questions(),
@@ -186,27 +193,44 @@ def driver_only(view):
     return wrapper
 
 
-@require_GET
-@driver_only
-def present(request: HttpRequest, room: Room) -> HttpResponse:
-    ctx = fragments.room_context(room, live=True)
+def _join_context(request: HttpRequest, room: Room) -> dict:
     links = join_links(
         public_url=settings.WORKSHOP_PUBLIC_URL,
         request_base=request.build_absolute_uri("/"),
         join_path=reverse("workshop:join"),
         code=room.code,
     )
+    return {
+        "join_url": links["join_url"],
+        "join_page": links["join_page"],
+        "join_loopback": links["loopback"],
+        "qr": qr_svg(links["join_url"]),
+    }
+
+
+@require_GET
+@driver_only
+def present(request: HttpRequest, room: Room) -> HttpResponse:
+    """The instructor console: every control; on a laptop, a phone or a second window."""
+    ctx = fragments.room_context(room, live=True)
     ctx.update(
         ws_url=f"/ws/workshop/{room.code}/present/",
-        join_url=links["join_url"],
-        join_page=links["join_page"],
-        join_loopback=links["loopback"],
-        qr=qr_svg(links["join_url"]),
+        **_join_context(request, room),
         found=selectors.seats_find(room=room),
         query="",
         **fragments.presenter_extras(room),
+        **roundstate.counts_context(room),
     )
     return render(request, fragments.PRESENTER, ctx)
+
+
+@require_GET
+@driver_only
+def screen(request: HttpRequest, room: Room) -> HttpResponse:
+    """The projector view: what the room sees, no controls, no answer before the reveal."""
+    ctx = screens.screen_context(room, live=True)
+    ctx.update(ws_url=f"/ws/workshop/{room.code}/screen/", **_join_context(request, room))
+    return render(request, screens.PROJECTOR, ctx)
 
 
 def _acted(request: HttpRequest, room: Room, parts: list[str], error: str = "") -> HttpResponse:
@@ -291,6 +315,45 @@ def outcome(request: HttpRequest, room: Room) -> None:
         raise WorkshopError("Fire a run first.")
     if shared.observed is None and not predictions.shared_run_finish(shared=shared):
         raise WorkshopError("The lab has no summary for this run yet.")
+
+
+@driver_action(["claim"])
+def timer(request: HttpRequest, room: Room) -> None:
+    form = TimerForm(request.POST)
+    if not form.is_valid():
+        raise WorkshopError(form_error(form))
+    rounds.claim_timer_start(room=room, seconds=form.cleaned_data["seconds"])
+
+
+@driver_action(["spreadtoggle"])
+def spread(request: HttpRequest, room: Room) -> None:
+    form = ShowForm(request.POST)
+    if not form.is_valid():
+        raise WorkshopError(form_error(form))
+    rounds.spread_show(room=room, shown=form.cleaned_data["show"] == "1")
+
+
+@driver_action(["stage", "answers"])
+def answers_open(request: HttpRequest, room: Room) -> None:
+    form = AnswerRoundForm(request.POST)
+    if not form.is_valid():
+        raise WorkshopError(form_error(form))
+    rounds.answer_round_open(room=room, seconds=form.cleaned_data["seconds"])
+
+
+@driver_action(["stage", "answers"])
+def answers_end(request: HttpRequest, room: Room) -> None:
+    rounds.answer_round_end(room=room)
+
+
+@driver_action(["answers"])
+def answer_show(request: HttpRequest, room: Room) -> None:
+    form = AnswerShowForm(request.POST)
+    if not form.is_valid():
+        raise WorkshopError(form_error(form))
+    rounds.answer_show(
+        room=room, answer_id=form.cleaned_data["answer"], shown=form.cleaned_data["show"] == "1"
+    )
 
 
 @driver_action(["ended"])

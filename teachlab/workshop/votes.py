@@ -58,6 +58,8 @@ def vote_cast(*, seat: Seat, round_id: int, choice: str) -> Vote:
             raise WorkshopError("That claim is no longer open for votes.")
         if cr.revealed_at is not None:
             raise WorkshopError("The answer has been revealed; votes are closed.")
+        if cr.closes_at is not None and timezone.now() >= cr.closes_at:  # the vote timer
+            raise WorkshopError("Time is up: votes on this claim are closed.")
         vote = Vote(round_id=cr.pk, seat_id=seat.pk, choice=choice)
         Vote.objects.bulk_create(
             [vote],

@@ -114,7 +114,7 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
         expect(page.locator("#ws-claim")).to_have_attribute("data-state", "open")
         page.click("button.vote.holds" if n < 2 else "button.vote.costs")
         expect(page.locator("#ws-myvote")).to_contain_text("Your vote")
-        expect(teacher.locator("#ws-answered")).to_contain_text(f"{n + 1} of 3 answered")
+        expect(teacher.locator("#ws-answered")).to_contain_text(f"answered {n + 1} of 3 present")
     # Bo changes his mind before the reveal: still three answers.
     people[1].click("button.vote.costs")
     expect(people[1].locator("#ws-myvote")).to_contain_text("Costs you the question")

@@ -176,10 +176,11 @@ async def test_a_vote_before_the_reveal_replaces_and_after_it_is_refused(
 
     await send(voter, action="vote", round=str(round_id), choice="holds")
     assert "Holds up" in await receive_until(voter, 'id="ws-myvote"')
-    assert ">1</strong> of 2 answered" in await receive_until(presenter, 'id="ws-answered"')
+    # Joins redraw the count too (presence): wait for the one that counts this vote.
+    await receive_until(presenter, '>1</strong> of <span class="present-of">2</span> present')
     await send(voter, action="vote", round=str(round_id), choice="costs")
     assert "Costs you the question" in await receive_until(voter, 'id="ws-myvote"')
-    assert ">1</strong> of 2 answered" in await receive_until(presenter, 'id="ws-answered"')
+    await receive_until(presenter, '>1</strong> of <span class="present-of">2</span> present')
 
     # The running count is the presenter's: other participants see nothing until the reveal.
     assert await watcher.receive_nothing(timeout=0.5)

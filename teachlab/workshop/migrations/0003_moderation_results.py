@@ -1,6 +1,6 @@
 # Moderation (locked joins, kicked seats, look-alike names), the leaderboard switch and the
 # time a shared run's outcome was stored (issue 12). Written by hand, checked with
-# `manage.py makemigrations --check`.
+# `manage.py makemigrations --check`. Follows 0002_projector_rounds (merged after it).
 
 from django.db import migrations, models
 
@@ -18,7 +18,7 @@ def fill_skeletons(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("workshop", "0001_initial"),
+        ("workshop", "0002_projector_rounds"),
     ]
 
     operations = [
