@@ -1,13 +1,16 @@
 """What the fuzz targets generate: junk text, form fields, path segments, JSON values.
 
-The example count is TEACHLAB_FUZZ_EXAMPLES (2,000 under CI=true, 100 otherwise). Deadlines
-and Hypothesis's example database are off: timing on a shared 2-core machine is noise, and
-CI starts from a fresh checkout anyway."""
+The example count per target is TEACHLAB_FUZZ_EXAMPLES: 500 under CI=true (what fits the
+package's CI budget of about 6 minutes on our 2-core machine: 42 targets through the whole
+Django stack; README, "Generated bad input"), 100 otherwise; the issue's 2,000 per target is
+TEACHLAB_FUZZ_EXAMPLES=2000. Deadlines and Hypothesis's example database are off: timing on a
+shared 2-core machine is noise, and CI starts from a fresh checkout anyway."""
 
 from __future__ import annotations
 
 import json
 import os
+import string
 from urllib.parse import quote
 
 from hypothesis import HealthCheck, settings
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.stack import IN_CI
 
-EXAMPLES = int(os.environ.get("TEACHLAB_FUZZ_EXAMPLES") or (2000 if IN_CI else 100))
+EXAMPLES = int(os.environ.get("TEACHLAB_FUZZ_EXAMPLES") or (500 if IN_CI else 100))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -29,15 +32,22 @@ FUZZ = settings(
 )
 
 # Text that forms meet in the wild: empty, huge, control characters, lookalike numbers.
+# Characters that break things more often than a random code point: controls, NUL, combining
+# marks, zero-width and direction marks, lookalike digits and letters, an emoji.
+AWKWARD = (
+    string.printable + "\x00\x01\x7f\u00e9\u0301\u200b\u202e\ufeff\U0001f642\u00b2\u0663\uff21"
+)
 junk = st.one_of(
     st.text(max_size=40),
+    st.text(alphabet=AWKWARD, max_size=40),
     st.sampled_from(
         ["", " ", "0", "-1", "1e309", "nan", "inf", "NaN", "9" * 40, "\x00", "🙂", "²", "on"]
     ),
     st.sampled_from(["holds", "costs", "yes", "true", "1", "basics", "prompt", "receipts"]),
     st.integers(min_value=-(10**12), max_value=10**12).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(str),
-    st.text(min_size=200, max_size=600),
+    # Long values without generating each character: a short piece repeated.
+    st.tuples(st.text(min_size=1, max_size=3), st.integers(60, 200)).map(lambda p: p[0] * p[1]),
 )
 
 json_values = st.recursive(
