@@ -40,3 +40,12 @@ def test_the_claim_expires_so_a_lost_worker_cannot_block_the_work_forever():
     key = _key()
     assert guard.guard_claim(key=key, holder="owner", ttl=30)
     assert 0 < app_redis().ttl(key) <= 30
+
+
+def test_a_claim_lasts_its_ttl_and_never_less_than_a_second():
+    from teachlab.lab.store import app_redis
+
+    for ttl, expected in [(0, 1), (1, 1), (7, 7)]:
+        key = _key()
+        assert guard.guard_claim(key=key, holder="copy-1", ttl=ttl)
+        assert app_redis().ttl(key) == expected, ttl
