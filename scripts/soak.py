@@ -276,7 +276,10 @@ class Learner:
     async def get(self, path: str, kind: str = "page"):
         started = time.perf_counter()
         status, headers, body = await self.http.request("GET", path)
-        self.tally.time(kind, time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        self.tally.time(kind, elapsed)
+        # Per page too, ids and slugs folded, so a slow page shows by name.
+        self.tally.time(f"{kind} {re.sub(r'/(?:q|r|a|runs)/[^/]+', '/…', path)}", elapsed)
         if status >= 400:
             self.tally.error(f"GET {status}", path)
         return status, headers, body
