@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def _user(name: str, *, staff: bool = False, active: bool = True):
     return get_user_model().objects.create_user(
-        username=name, password="perm-pass-123", is_staff=staff, is_active=active
+        username=name, password=None, is_staff=staff, is_active=active
     )
 
 
