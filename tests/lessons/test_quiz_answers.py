@@ -120,3 +120,17 @@ def test_answers_to_different_items_are_kept_apart(attempt):
     rows = dict(QuizAnswer.objects.values_list("claim_key", "correct"))
     assert rows == {right.key: True, wrong.key: False}
     assert get_claim(right.key).holds and not get_claim(wrong.key).holds
+
+
+def test_a_repeat_is_answered_from_the_first_answer_without_trying_to_write(attempt):
+    """The read comes first: a repeat never reaches the insert (and the constraint that
+    catches the race is the last line of defence, not the usual path)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    claim = _claim(False)
+    _record(attempt, claim.key, False)
+    with CaptureQueriesContext(connection) as queries:
+        _record(attempt, claim.key, True)
+    writes = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith("SELECT")]
+    assert writes == []
