@@ -159,16 +159,18 @@ def world_build() -> World:
 
     experiments = experiments_load()
     now = timezone.now()
-    # Running, with a beat in the future: every new attempt is refused ("still running"), so
-    # nothing is queued for a jobs worker and no lane is fired.
+    # Running, with a start and a beat in the future: every new attempt is refused ("still
+    # running"), so nothing is queued for a jobs worker and no lane is fired, and the sweep
+    # that pages run (attempts.attempts_expire) never finds it lost or overrun however long
+    # the fuzzing takes (a sweep that fails it would be a change made by a GET).
     attempt = Attempt.objects.create(
         learner=learner,
         slug=experiments[0].slug,
         prediction={"kind": "number", "value": 1},
         status=Attempt.Status.RUNNING,
         runs={"main": run.id},
-        started_at=now,
-        beat_at=now + timezone.timedelta(hours=1),
+        started_at=now + timezone.timedelta(days=1),
+        beat_at=now + timezone.timedelta(days=1),
     )
     other_attempt = Attempt.objects.create(
         learner=other, slug=experiments[0].slug, status=Attempt.Status.DONE, runs={}
