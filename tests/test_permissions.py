@@ -67,6 +67,7 @@ def test_worker_controls_are_everyones_on_a_local_run_and_only_staffs_otherwise(
     assert controls_allowed(AnonymousUser()) is False
     assert controls_allowed(None) is False
     assert controls_allowed() is False
+    assert controls_allowed(object()) is False  # not a user at all: no is_staff, no controls
 
 
 def _request(user, path="/workshop/r/ABC/drive/?x=1"):
