@@ -290,6 +290,10 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "workshop:results": path(ROOM + "results/", ids("room")),
 }
 
+# GETs that record something by design: a tier's page records that the learner revealed it
+# (lessons/progress.py, TierReveal), which the index and progress pages show.
+PAGES_THAT_RECORD = {"lessons:tier"}
+
 # Patterns with no target, and why.
 EXEMPT = {
     "admin/*": "unnamed routes of Django's admin, as admin:*",

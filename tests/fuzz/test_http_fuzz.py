@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.strategies import FUZZ, query
-from tests.fuzz.targets import CLIENTS, HTTP, PAGES
+from tests.fuzz.targets import CLIENTS, HTTP, PAGES, PAGES_THAT_RECORD
 from tests.fuzz.world import same_state, state, world_build
 from tests.lessons.quiz_support import QUIZ_FIXTURES
 
@@ -89,4 +89,4 @@ def test_any_page_with_junk_in_its_path_or_query_never_500s_and_changes_nothing(
         url += ("&" if "?" in url else "?") + extra
     client_name = data.draw(st.sampled_from(CLIENTS), label="client")
     response = _send(world.clients[client_name], "GET", url, {}, data.draw(st.booleans()))
-    _check(world, client_name, response, False)
+    _check(world, client_name, response, page in PAGES_THAT_RECORD and response.status_code < 400)
