@@ -178,16 +178,26 @@ def browse(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, f"{fragments.PARTICIPANT}#browse", ctx)
 
 
+def driver_refusal(request: HttpRequest, room: Room) -> HttpResponse | None:
+    """The answer to someone who may not drive the room (sign in first, or 403), else None.
+    Its own function, called per request, so a mutation tool can change it (the decorator
+    itself runs once, at import)."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if not rooms.can_drive(user=request.user, room=room):
+        return HttpResponseForbidden("Only the room's instructor can do that.")
+    return None
+
+
 def driver_only(view):
     """Load the room and let only its instructor (or staff) through."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, code: str, *args, **kwargs) -> HttpResponse:
         room = _room_or_404(code)
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not rooms.can_drive(user=request.user, room=room):
-            return HttpResponseForbidden("Only the room's instructor can do that.")
+        refusal = driver_refusal(request, room)
+        if refusal is not None:
+            return refusal
         return view(request, room, *args, **kwargs)
 
     return wrapper

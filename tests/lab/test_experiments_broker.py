@@ -129,3 +129,97 @@ def test_one_experiment_prints_its_checks_and_judges_the_prediction(lab_stack):
     assert "ok   [main] The body never ran." in done.stdout
     assert "your prediction runs did not match what happened: It is revoked" in done.stdout
     assert "1 of 1 experiments passed." in done.stdout
+
+
+# --- the same experiments judged without the app's checks engine ----------------------------
+# The expectation is computed here from the stored events (read through the ORM in a
+# subprocess on the live database) and the task body's own tally in Redis (`lab:ran:<run>`,
+# written by the body itself, apart from the event log), not through
+# teachlab.lab.experiments.checks, so a fault in the engine cannot pass these too.
+
+EVENTS = """
+import json
+from teachlab.lab.models import RunEvent
+print(json.dumps(list(RunEvent.objects.filter(run_id={run_id!r}).values(
+    "kind", "task_id", "index", "copy", "redelivered", "at", "eta"))))
+"""
+
+
+def _stored_events(run_id: str) -> list[dict]:
+    from tests.stack import manage
+
+    out = manage("shell", "-c", EVENTS.format(run_id=run_id)).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _body_ran(run_id: str) -> dict[int, int]:
+    """The body's own count of executions per task index."""
+    from teachlab.lab.store import app_redis
+    from teachlab.lab.tasks import executions_key
+
+    return {int(i): int(n) for i, n in app_redis().hgetall(executions_key(run_id)).items()}
+
+
+def _run(experiment_results, slug: str, name: str) -> tuple[list[dict], dict[int, int]]:
+    if slug not in _chosen():
+        pytest.skip(f"{slug} was not among TEACHLAB_EXPERIMENTS")
+    result = experiment_results.get(slug)
+    assert result is not None and name in result["runs"], f"{slug} did not run {name}"
+    run_id = result["runs"][name]["id"]
+    return _stored_events(run_id), _body_ran(run_id)
+
+
+def _of(events: list[dict], kind: str) -> list[dict]:
+    return [e for e in events if e["kind"] == kind]
+
+
+@pytest.mark.timeout(1200)
+def test_storm_independently_every_copy_was_received_again_and_ran_together_at_the_due_time(
+    experiment_results,
+):
+    events, ran = _run(experiment_results, "countdown-beyond-timeout", "main")
+    received = _of(events, "received")
+    started = _of(events, "started")
+    assert len({e["task_id"] for e in received}) == 1
+    # 25 s countdown, 10 s visibility timeout: the first delivery and at least two restores.
+    assert len(received) >= 3, received
+    assert sorted(e["copy"] for e in received) == list(range(1, len(received) + 1))
+    assert [e["redelivered"] for e in sorted(received, key=lambda e: e["copy"])][1:] == [True] * (
+        len(received) - 1
+    )
+    # The body's own tally: every delivered copy did the work (no guard on this run).
+    assert ran == {0: len(received)}, (ran, len(received))
+    due = received[0]["eta"]
+    starts = sorted(e["at"] for e in started)
+    assert len(starts) == len(received)
+    assert starts[0] >= due - 0.5 and starts[-1] <= due + 2, (due, starts)
+
+
+@pytest.mark.timeout(1200)
+def test_guard_independently_copies_arrive_but_the_body_works_once_and_a_retry_gets_through(
+    experiment_results,
+):
+    events, ran = _run(experiment_results, "idempotency-guard", "duplicates")
+    received = _of(events, "received")
+    assert len(received) >= 3, received
+    assert ran == {0: 1}, ran  # the body's own count: one copy did the work
+    assert len(_of(events, "suppressed")) == len(_of(events, "started")) - 1 >= 2
+
+    events, ran = _run(experiment_results, "idempotency-guard", "failure")
+    assert ran == {0: 2}, ran  # the failing first attempt and the retry both reached the body
+    assert _of(events, "suppressed") == []
+    assert len(_of(events, "finished")) == 1
+    assert len(_of(events, "failed")) == 1
+
+
+@pytest.mark.timeout(1200)
+def test_on_time_independently_one_delivery_one_execution_when_the_countdown_ends(
+    experiment_results,
+):
+    events, ran = _run(experiment_results, "countdown-within-timeout", "main")
+    received = _of(events, "received")
+    started = _of(events, "started")
+    assert len(received) == 1 and not received[0]["redelivered"], received
+    assert ran == {0: 1}, ran
+    assert len(started) == 1
+    assert received[0]["eta"] - 0.5 <= started[0]["at"] <= received[0]["eta"] + 2

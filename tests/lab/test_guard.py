@@ -40,3 +40,21 @@ def test_the_claim_expires_so_a_lost_worker_cannot_block_the_work_forever():
     key = _key()
     assert guard.guard_claim(key=key, holder="owner", ttl=30)
     assert 0 < app_redis().ttl(key) <= 30
+
+
+def test_a_claim_lasts_its_ttl_and_never_less_than_a_second():
+    from teachlab.lab.store import app_redis
+
+    for ttl, expected in [(0, 1), (1, 1), (7, 7)]:
+        key = _key()
+        assert guard.guard_claim(key=key, holder="copy-1", ttl=ttl)
+        assert app_redis().ttl(key) == expected, ttl
+
+
+def test_the_failure_count_rises_per_run_of_the_body_and_is_kept_for_a_day():
+    from teachlab.lab.store import app_redis
+
+    run = uuid.uuid4().hex
+    assert [guard.failure_count(run_id=run, index=2) for _ in range(3)] == [1, 2, 3]
+    assert guard.failure_count(run_id=run, index=3) == 1
+    assert app_redis().ttl(f"lab:fails:{run}:2") == 24 * 3600

@@ -1,0 +1,359 @@
+"""Every fuzz target, one line each: URL pattern -> how to make its path and fields; socket
+frame type -> the frame's shape. test_targets_complete.py fails when the app has a URL pattern
+or frame type that is in neither table nor in EXEMPT, and lists it; adding a target is adding a
+line here (the world in world.py holds the ids the good values come from).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+
+from tests.fuzz.strategies import fields, json_values, junk, query, segment
+from tests.fuzz.world import World
+
+CLIENTS = ("learner", "anon", "instructor", "participant")
+WS_ERROR = re.compile(r'id="ws-error"[^>]*>([^<]*)</p>')
+
+
+def path(template: str, *parts: Callable[[World], st.SearchStrategy]):
+    """A path strategy from a template and one segment strategy per {} in it."""
+
+    def make(w: World):
+        return st.tuples(*(p(w) for p in parts)).map(lambda got: template.format(*got))
+
+    return make
+
+
+def ids(*names: str):
+    """A segment: one of the world's ids (or good values), or junk."""
+
+    def make(w: World):
+        good = []
+        for name in names:
+            value = w.ids.get(name, w.good.get(name))
+            good += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        return segment(*good)
+
+    return make
+
+
+def form(names: list[str], **good: Callable[[World], list] | list):
+    def make(w: World):
+        return fields(names, {k: v(w) if callable(v) else v for k, v in good.items()})
+
+    return make
+
+
+def qs(names: list[str], **good):
+    def make(w: World):
+        return query(names, {k: v(w) if callable(v) else v for k, v in good.items()})
+
+    return make
+
+
+def good(name: str) -> Callable[[World], list]:
+    return lambda w: [str(v) for v in w.good[name]] if isinstance(w.good[name], list) else []
+
+
+def world_id(name: str) -> Callable[[World], list]:
+    return lambda w: [str(w.ids[name])]
+
+
+# --- what counts as "the app took it" -------------------------------------------------------
+
+
+def took(response) -> bool:
+    """The default: a 2xx/3xx that is not a redirect to the sign-in page."""
+    if response.status_code >= 400:
+        return False
+    return "/accounts/login/" not in response.get("Location", "")
+
+
+def took_unless_ws_error(response) -> bool:
+    """Workshop presenter actions answer an htmx refusal with 200 and the error in #ws-error."""
+    match = WS_ERROR.search(response.content.decode(errors="replace"))
+    return took(response) and not (match and match.group(1).strip())
+
+
+def never(response) -> bool:
+    """Inputs this target's world can only refuse (no such worker, a lane that is not there)."""
+    return False
+
+
+def signed_in(response) -> bool:
+    return response.status_code == 302
+
+
+@dataclass(frozen=True)
+class Http:
+    path: Callable[[World], st.SearchStrategy[str]]
+    methods: tuple[str, ...] = ("POST",)
+    fields: Callable[[World], st.SearchStrategy[dict]] = lambda w: st.just({})
+    clients: tuple[str, ...] = ("learner",)
+    took: Callable = took
+    after: Callable[[World], None] | None = None  # after an input the app took
+    settings: dict = field(default_factory=dict)
+
+
+def signout(w: World) -> None:
+    w.clients["anon"].logout()
+
+
+def const(text: str):
+    return lambda w: st.just(text)
+
+
+LAB_FIELDS = ["lane", "countdown", "eta", "expires", "duration", "count", "spacing"]
+LAB_FIELDS += ["acks_late", "guard", "prediction", "fail", "retry", "retry_delay"]
+RUN_OPEN = ["experiment", "lane", "metric", "prompt", "count", "countdown", "spacing"]
+RUN_OPEN += ["duration", "acks_late", "guard"]
+DRIVERS = ("instructor", "instructor", "participant", "learner", "anon")
+ROOM = "/workshop/r/{}/"
+AUTH = ["username", "password", "next"]
+AUTH_GOOD = {"username": ["fuzz-learner", "fuzz-instructor"], "password": ["fuzz-pass-123!"]}
+NUMBERS = [str(n) for n in range(0, 12)]
+
+HTTP: dict[str, Http] = {
+    # lessons: quiz, review, progress, self-rating, sign-up
+    "lessons:quiz_start": Http(
+        const("/quiz/start/"), fields=form(["question"], question=good("questions"))
+    ),
+    "lessons:quiz_answer": Http(
+        path("/quiz/a/{}/answer/", ids("quiz", "quiz_mixed", "quiz_other")),
+        fields=form(["claim", "answer"], claim=good("claims"), answer=["holds", "costs"]),
+    ),
+    "lessons:quiz_retry": Http(path("/quiz/a/{}/retry/", ids("quiz", "quiz_other"))),
+    "lessons:review_quiz": Http(const("/review/quiz/")),
+    "lessons:progress_reset": Http(
+        const("/progress/reset/"), ("POST", "GET"), form(["confirm"], confirm=["yes", "no"])
+    ),
+    "lessons:progress_download": Http(
+        const("/progress/download/"), ("GET",), clients=("learner", "anon")
+    ),
+    "lessons:rate": Http(
+        path("/q/{}/{}/rate/", ids("questions"), ids("tiers")),
+        fields=form(["rating"], rating=["missed", "partly", "nailed"]),
+    ),
+    "lessons:signup": Http(
+        const("/accounts/signup/"),
+        ("POST", "GET"),
+        form(
+            ["username", "password1", "password2"],
+            username=["fuzz-learner", "newbie"],
+            password1=["fuzz-pass-123!"],
+            password2=["fuzz-pass-123!"],
+        ),
+        clients=("anon",),
+    ),
+    # lab: run form, worker controls, exports
+    "lab:home": Http(const("/lab/"), ("POST", "GET"), form(LAB_FIELDS)),
+    "lab:worker_action": Http(
+        path("/lab/workers/{}/{}/", ids(), ids("worker_actions")),
+        clients=("learner", "instructor"),
+        took=never,
+        settings={"LAB_RUNS_PER_MINUTE": 10**6},
+    ),
+    "lab:replay": Http(path("/lab/runs/{}/replay.json", ids("run", "run_other")), ("GET",)),
+    "lab:export_csv": Http(path("/lab/runs/{}/export.csv", ids("run", "run_other")), ("GET",)),
+    "lab:export_json": Http(path("/lab/runs/{}/export.json", ids("run", "run_other")), ("GET",)),
+    # lab: experiments
+    "lab:experiments:detail": Http(
+        path("/lab/experiments/{}/", ids("experiments")),
+        ("POST", "GET"),
+        form(["prediction"], prediction=good("predictions")),
+        clients=("learner", "instructor"),
+    ),
+    "lab:experiments:attempt": Http(
+        path(
+            "/lab/experiments/{}/attempts/{}/?{}",
+            ids("experiments"),
+            ids("attempt", "attempt_other"),
+            qs(["watch"], watch=["main"]),
+        ),
+        ("GET",),
+    ),
+    "lab:experiments:status": Http(
+        path(
+            "/lab/experiments/{}/attempts/{}/status/?{}",
+            ids("experiments"),
+            ids("attempt", "attempt_other"),
+            qs(["known", "watch"], known=NUMBERS, watch=["main"]),
+        ),
+        ("GET",),
+    ),
+    "lab:experiments:run_charts": Http(
+        path("/lab/experiments/runs/{}/", ids("run", "run_other")), ("GET",)
+    ),
+    # workshop: join, create, every presenter action, results
+    "workshop:create": Http(
+        const("/workshop/rooms/new/"),
+        fields=form(["title"]),
+        clients=("instructor", "learner", "anon"),
+    ),
+    "workshop:join": Http(
+        const("/workshop/join/"),
+        ("POST", "GET"),
+        form(["code", "nickname"], code=lambda w: [w.ids["room"], w.ids["room"].lower(), "ZZZZZZ"]),
+        clients=("anon", "learner", "participant"),
+    ),
+    "workshop:drive": Http(
+        path(ROOM + "drive/", ids("room")),
+        fields=form(["question", "tier"], question=good("questions"), tier=good("tiers")),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:claim": Http(
+        path(ROOM + "claim/", ids("room")),
+        fields=form(["claim"], claim=good("claims")),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:reveal": Http(
+        path(ROOM + "reveal/", ids("room")), clients=DRIVERS, took=took_unless_ws_error
+    ),
+    "workshop:run": Http(
+        path(ROOM + "run/", ids("room")),
+        fields=form(
+            RUN_OPEN,
+            metric=["receipts"],
+            lane=["redis-short"],
+            count=NUMBERS,
+            experiment=good("room_experiments"),
+        ),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:fire": Http(path(ROOM + "fire/", ids("room")), clients=DRIVERS, took=never),
+    "workshop:outcome": Http(path(ROOM + "outcome/", ids("room")), clients=DRIVERS, took=never),
+    "workshop:close": Http(
+        path(ROOM + "close/", ids("room")),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+        after=World.reopen_room,
+    ),
+    "workshop:browse": Http(
+        path(
+            ROOM + "browse/?{}",
+            ids("room"),
+            qs(["q", "tier", "back"], q=good("questions"), tier=good("tiers")),
+        ),
+        ("GET",),
+        clients=DRIVERS,
+    ),
+    "workshop:results_csv": Http(
+        path(ROOM + "results/{}.csv", ids("room"), ids("exports")), ("GET",), clients=DRIVERS
+    ),
+    # sign-in, sign-out, health
+    "login": Http(
+        const("/accounts/login/"),
+        ("POST", "GET"),
+        form(AUTH, **AUTH_GOOD),
+        clients=("anon",),
+        took=signed_in,
+        after=signout,
+    ),
+    "admin/login/": Http(
+        const("/admin/login/"),
+        ("POST", "GET"),
+        form(AUTH, **AUTH_GOOD),
+        clients=("anon",),
+        took=signed_in,
+        after=signout,
+    ),
+    "logout": Http(const("/accounts/logout/"), ("POST",), clients=("anon",)),
+    "/healthz": Http(path("/healthz?{}", qs(["x"])), ("GET", "HEAD")),
+    "/readyz": Http(path("/readyz?{}", qs(["x"])), ("GET", "HEAD")),
+}
+
+# Pages that take no form: only their path segments and query strings are input. One target
+# spreads its inputs over all of them (every GET must change nothing); names the same way.
+PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
+    "lessons:index": const("/"),
+    "lessons:question": path("/q/{}/", ids("questions")),
+    "lessons:tier": path("/q/{}/{}/", ids("questions"), ids("tiers")),
+    "lessons:quiz_index": const("/quiz/"),
+    "lessons:quiz_attempt": path("/quiz/a/{}/", ids("quiz", "quiz_other")),
+    "lessons:quiz_result": path("/quiz/a/{}/result/", ids("quiz", "quiz_other")),
+    "lessons:review": const("/review/"),
+    "lessons:progress": const("/progress/"),
+    "lab:workers": const("/lab/workers/"),
+    "lab:history": const("/lab/runs/"),
+    "lab:run": path("/lab/runs/{}/", ids("run", "run_other")),
+    "lab:experiments:list": const("/lab/experiments/"),
+    "workshop:index": path("/workshop/?{}", qs(["code"])),
+    "workshop:room": path(ROOM, ids("room")),
+    "workshop:present": path(ROOM + "present/", ids("room")),
+    "workshop:results": path(ROOM + "results/", ids("room")),
+}
+
+# GETs that record something by design: a tier's page records that the learner revealed it
+# (lessons/progress.py, TierReveal), which the index and progress pages show.
+PAGES_THAT_RECORD = {"lessons:tier"}
+
+# Patterns with no target, and why.
+EXEMPT = {
+    "admin/*": "unnamed routes of Django's admin, as admin:*",
+    "admin:*": "Django's own admin (staff only, Django's forms); its sign-in, the one form "
+    "anyone reaches, is the admin/login/ target",
+}
+
+
+# --- socket frames --------------------------------------------------------------------------
+
+
+def frame(action: str, names: dict[str, Callable[[World], list]]):
+    """Frames of one action: each field absent, good, junk or any JSON value; htmx's extras."""
+
+    def make(w: World):
+        def value(good_values):
+            choices = [junk, json_values, st.integers(-5, 10**13)]
+            if good_values:
+                choices = [st.sampled_from(good_values)] * 3 + choices
+            return st.one_of(*choices)
+
+        named = {name: value(get(w) if get else []) for name, get in names.items()}
+        extras = {
+            "HEADERS": st.dictionaries(st.text(max_size=20), junk, max_size=3) | json_values,
+            "csrfmiddlewaretoken": junk,
+            "extra": junk,
+        }
+        act = st.just(action) | st.just(action) | st.just(action) | junk
+        complete = st.fixed_dictionaries({"action": act, **named}, optional=extras)
+        partial = st.fixed_dictionaries({"action": act}, optional={**named, **extras})
+        return complete | partial
+
+    return make
+
+
+@dataclass(frozen=True)
+class Frames:
+    shape: Callable[[World], st.SearchStrategy[dict]]
+    sockets: tuple[str, ...]  # which sockets get them, drawn per frame
+
+
+PARTICIPANT_FIRST = ("participant", "participant", "presenter")
+PRESENTER_FIRST = ("presenter", "presenter", "presenter", "participant")
+
+FRAMES: dict[str, Frames] = {
+    "lab:resync": Frames(
+        frame("resync", {"after": lambda w: ["0-0"], "seq": lambda w: ["1"]}), ("lab",)
+    ),
+    "workshop:vote": Frames(
+        frame("vote", {"round": world_id("round"), "choice": lambda w: ["holds", "costs"]}),
+        PARTICIPANT_FIRST,
+    ),
+    "workshop:predict": Frames(
+        frame("predict", {"run": world_id("shared"), "value": lambda w: NUMBERS}), PARTICIPANT_FIRST
+    ),
+    "workshop:drive": Frames(
+        frame("drive", {"question": good("questions"), "tier": good("tiers")}), PRESENTER_FIRST
+    ),
+    "workshop:claim": Frames(frame("claim", {"claim": good("claims")}), PRESENTER_FIRST),
+    "workshop:reveal": Frames(frame("reveal", {}), PRESENTER_FIRST),
+    "workshop:fire": Frames(frame("fire", {}), PRESENTER_FIRST),
+    "workshop:close": Frames(frame("close", {}), PRESENTER_FIRST),
+}

@@ -1,0 +1,162 @@
+"""Generated frames for every WebSocket frame type (issue 14, item 2): every frame gets its
+answer, no socket crashes or closes (unless an accepted `close` ended the room), and a frame
+the app refused changes nothing. One test per line of targets.FRAMES.
+
+Through the whole ASGI stack (origin check, session, routing) with Channels'
+WebsocketCommunicator. The sockets live on one event loop in a thread for the whole test, so
+one connection takes thousands of frames instead of being opened per example. The workshop's
+per-seat frame budget is raised for these tests: its refusals are tested in
+tests/workshop/test_sockets.py, and here every frame should reach the parser and the services.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from teachlab.workshop.consumers import CLOSE_ENDED, ParticipantSocket, PresenterSocket
+from teachlab.workshop.models import Room
+from teachlab.workshop.rooms import seat_cookie_name
+from tests.fuzz.strategies import FUZZ, frame_text
+from tests.fuzz.targets import FRAMES, WS_ERROR
+from tests.fuzz.world import same_state, state, world_build
+from tests.lessons.quiz_support import QUIZ_FIXTURES
+from tests.workshop.conftest import socket
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+LAB_REPLY = ('id="live-error"', "rc-task-a")  # an error, or the resync's redraw
+
+
+class LoopThread:
+    """One event loop for the whole test: a WebsocketCommunicator belongs to its loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coro, timeout: float = 60):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+class Sockets:
+    """The learner's live run socket, a participant's and the instructor's room sockets."""
+
+    def __init__(self, world) -> None:
+        self.world = world
+        self.open: dict = {}
+
+    def _cookies(self) -> dict[str, str]:
+        w = self.world
+        return {
+            "lab": f"sessionid={w.clients['learner'].cookies['sessionid'].value}",
+            "participant": f"{seat_cookie_name(w.ids['room'])}={w.ids['seat_token']}",
+            "presenter": f"sessionid={w.clients['instructor'].cookies['sessionid'].value}",
+        }
+
+    async def connect(self, which: str) -> None:
+        code = self.world.ids["room"]
+        paths = {
+            "lab": f"/ws/lab/runs/{self.world.ids['run']}/",
+            "participant": f"/ws/workshop/{code}/",
+            "presenter": f"/ws/workshop/{code}/present/",
+        }
+        comm = socket(paths[which], self._cookies()[which])
+        connected, _ = await comm.connect(timeout=10)
+        assert connected, which
+        await comm.receive_from(timeout=10)  # stored receipts, or the room as it stands
+        self.open[which] = comm
+
+    async def exchange(self, which: str, message: dict) -> str | None:
+        """Send one frame; the socket's own answer to it (room broadcasts are skipped), or
+        None when the server closed the socket because the room ended."""
+        comm = self.open[which]
+        await comm.send_input({"type": "websocket.receive", **message})
+        while True:
+            out = await comm.receive_output(timeout=10)  # a crashed consumer raises here
+            if out["type"] == "websocket.close":
+                assert out.get("code") == CLOSE_ENDED, (which, out)
+                del self.open[which]
+                return None
+            assert out["type"] == "websocket.send", (which, out)
+            text = out.get("text", "")
+            if which == "lab" and any(marker in text for marker in LAB_REPLY):
+                return text
+            if which != "lab" and 'id="ws-error"' in text:
+                return text
+
+    async def wait_ended(self, which: str) -> None:
+        """After an accepted close: the room's end, then the socket closed with 4410."""
+        comm = self.open.pop(which, None)
+        while comm is not None:
+            out = await comm.receive_output(timeout=10)
+            if out["type"] == "websocket.close":
+                assert out.get("code") == CLOSE_ENDED, out
+                return
+
+    async def close_all(self) -> None:
+        for comm in self.open.values():
+            await comm.disconnect()
+        self.open.clear()
+
+
+@pytest.fixture
+def sockets(settings, monkeypatch):
+    settings.LESSONS_DIR = QUIZ_FIXTURES
+    monkeypatch.setattr(ParticipantSocket, "frame_limit", 10**9)
+    monkeypatch.setattr(PresenterSocket, "frame_limit", 10**9)
+    world = world_build()
+    loop = LoopThread()
+    socks = Sockets(world)
+    for which in ("lab", "participant", "presenter"):
+        loop.run(socks.connect(which))
+    yield world, socks, loop
+    loop.run(socks.close_all())
+    loop.stop()
+
+
+def _accepted(which: str, reply: str | None) -> bool:
+    if which == "lab":
+        return False  # watchers only listen: nothing a frame does is stored
+    if reply is None:
+        return True  # the room ended under this socket: only an accepted close does that
+    match = WS_ERROR.search(reply)
+    return bool(match) and not match.group(1).strip()
+
+
+@pytest.mark.parametrize("name", sorted(FRAMES))
+@FUZZ
+@given(data=st.data())
+def test_any_frame_gets_its_answer_keeps_the_socket_and_a_refused_one_changes_nothing(
+    sockets, name, data
+):
+    world, socks, loop = sockets
+    target = FRAMES[name]
+    which = data.draw(st.sampled_from(target.sockets), label="socket")
+    text = data.draw(frame_text(target.shape(world)), label="frame")
+    as_bytes = data.draw(st.integers(0, 19), label="as bytes") == 0
+    message = {"bytes": text.encode()} if as_bytes else {"text": text}
+    reply = loop.run(socks.exchange(which, message))
+    after = state()
+    accepted = _accepted(which, reply)
+    if not accepted:
+        assert same_state(world.baseline, after), (which, reply[:300])
+    world.baseline = after
+    if accepted and Room.objects.get(pk=world.ids["room_pk"]).closed_at is not None:
+        # Only a close ends the room, and then it ends for everyone in it.
+        assert name == "workshop:close", (name, which, text[:200])
+        loop.run(socks.wait_ended("presenter"))
+        loop.run(socks.wait_ended("participant"))
+        world.reopen_room()
+        loop.run(socks.connect("presenter"))
+        loop.run(socks.connect("participant"))
+        world.baseline = state()

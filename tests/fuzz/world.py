@@ -1,0 +1,221 @@
+"""The things fuzzed requests and frames aim at (a learner with a quiz attempt, a run and an
+experiment attempt; another learner's; a workshop room with an instructor, a seat, an open
+claim and a shared run), and the state a refused input must leave as it was.
+
+The state is read in two SQL statements and one Redis scan per input: every row count of the
+project's models, the workshop's and attempts' changeable columns, and the lab's Redis keys
+(runs, logs, guard keys, quotas, worker controls). Throttle and frame-budget counters are left
+out: counting refused attempts is what they are for.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from lessons.catalog import all_questions
+from teachlab.lab.experiments.catalog import experiments_load
+from teachlab.lab.experiments.models import Attempt
+from teachlab.lab.store import app_redis
+from teachlab.workshop import content, rooms, votes
+from teachlab.workshop.models import SharedRun
+from tests.lab.test_consumer import _finished_run
+from tests.lessons.quiz_support import ALPHA, BETA, client_learner, start_quiz
+
+PASSWORD = "fuzz-pass-123!"
+NO_LANE = "fuzz-no-such-lane"  # a shared run on it is refused when fired: nothing published
+
+
+@functools.cache
+def _count_sql() -> str:
+    qn = connection.ops.quote_name
+    tables = sorted(
+        m._meta.db_table
+        for m in apps.get_models()
+        if m.__module__.startswith(("lessons.", "teachlab.")) or m is get_user_model()
+    )
+    counts = (f"SELECT '{t}', COUNT(*) FROM {qn(t)}" for t in tables)  # noqa: S608 - model tables
+    return " UNION ALL ".join(counts)
+
+
+def _t(column: str) -> str:
+    return f"COALESCE(CAST({column} AS TEXT), '-')"
+
+
+# Columns a refused action could change without adding a row.
+FINGERPRINTS = {
+    "workshop_room": [
+        "id",
+        "closed_at",
+        "question_slug",
+        "tier",
+        "claim_round_id",
+        "shared_run_id",
+    ],
+    "workshop_claimround": ["id", "revealed_at"],
+    "workshop_sharedrun": ["id", "fired_at", "run_id", "observed"],
+    "workshop_vote": ["id", "choice"],
+    "workshop_prediction": ["id", "value"],
+    "lab_experiments_attempt": ["id", "status"],
+}
+
+
+def _fingerprint_sql() -> str:
+    parts = []
+    for table, columns in FINGERPRINTS.items():
+        joined = " || '|' || ".join(_t(c) for c in columns)
+        parts.append(f"SELECT '{table}', {joined} FROM {table}")  # noqa: S608 - fixed names
+    return " UNION ALL ".join(parts)
+
+
+FINGERPRINT_SQL = _fingerprint_sql()
+COUNTED_ELSEWHERE = ("lab:throttle:", "lab:workers")
+
+
+def state() -> tuple:
+    """What a refused input must not change: rows, changeable columns, the lab's Redis keys."""
+    with connection.cursor() as cursor:
+        cursor.execute(_count_sql())
+        counts = sorted(cursor.fetchall())
+        cursor.execute(FINGERPRINT_SQL)
+        columns = sorted(cursor.fetchall(), key=repr)
+    return counts, columns, redis_state()
+
+
+def redis_state() -> dict[str, str]:
+    client = app_redis()
+    keys = sorted(
+        k for k in client.scan_iter(match="lab*", count=1000) if not k.startswith(COUNTED_ELSEWHERE)
+    )
+    # Quotas by value (a refused run must not spend one); everything else by presence.
+    quotas = [k for k in keys if k.startswith("lab:rate:")]
+    values = dict(zip(quotas, client.mget(quotas), strict=True)) if quotas else {}
+    return {k: values.get(k, "") for k in keys}
+
+
+def same_state(before: tuple, after: tuple) -> bool:
+    """Equal, except that Redis keys may expire in between (quotas last a minute)."""
+    (rows_a, cols_a, redis_a), (rows_b, cols_b, redis_b) = before, after
+    added_or_changed = {k: v for k, v in redis_b.items() if redis_a.get(k) != v}
+    return rows_a == rows_b and cols_a == cols_b and not added_or_changed
+
+
+@dataclass
+class World:
+    clients: dict[str, Client] = field(default_factory=dict)
+    ids: dict = field(default_factory=dict)
+    good: dict = field(default_factory=dict)
+    baseline: tuple = ()
+
+    def reopen_room(self) -> None:
+        """After an accepted close: open the room again so later inputs reach its actions."""
+        from teachlab.workshop.models import Room
+
+        Room.objects.filter(pk=self.ids["room_pk"]).update(closed_at=None)
+
+
+_handler = None
+
+
+def _client() -> Client:
+    """A test client sharing one request handler: each new handler loads the middleware, and
+    WhiteNoise's scan of the static files there costs half a second."""
+    global _handler
+    client = Client()
+    if _handler is None:
+        _handler = client.handler
+    client.handler = _handler
+    return client
+
+
+def _client_with_session() -> Client:
+    client = _client()
+    client.get("/quiz/")  # creates the learner behind the session
+    return client
+
+
+def world_build() -> World:
+    world = World()
+    learner_client = _client_with_session()
+    other_client = _client_with_session()
+    learner = client_learner(learner_client)
+    other = client_learner(other_client)
+    world.clients["learner"] = learner_client
+    world.clients["anon"] = _client_with_session()  # signed out (sign-in targets sign it in)
+
+    world.ids["quiz"] = start_quiz(learner_client, ALPHA)
+    world.ids["quiz_mixed"] = start_quiz(learner_client, "")
+    world.ids["quiz_other"] = start_quiz(other_client, BETA)
+    run = _finished_run(learner, receipts=2)
+    other_run = _finished_run(other, receipts=1)
+    world.ids["run"], world.ids["run_other"] = run.id, other_run.id
+
+    experiments = experiments_load()
+    now = timezone.now()
+    # Running, with a start and a beat in the future: every new attempt is refused ("still
+    # running"), so nothing is queued for a jobs worker and no lane is fired, and the sweep
+    # that pages run (attempts.attempts_expire) never finds it lost or overrun however long
+    # the fuzzing takes (a sweep that fails it would be a change made by a GET).
+    attempt = Attempt.objects.create(
+        learner=learner,
+        slug=experiments[0].slug,
+        prediction={"kind": "number", "value": 1},
+        status=Attempt.Status.RUNNING,
+        runs={"main": run.id},
+        started_at=now + timezone.timedelta(days=1),
+        beat_at=now + timezone.timedelta(days=1),
+    )
+    other_attempt = Attempt.objects.create(
+        learner=other, slug=experiments[0].slug, status=Attempt.Status.DONE, runs={}
+    )
+    world.ids["attempt"], world.ids["attempt_other"] = attempt.id, other_attempt.id
+    world.good["experiments"] = [e.slug for e in experiments]
+    predictions = [str(n) for n in range(0, 6)]
+    predictions += [c["id"] for e in experiments for c in e.prediction.get("choices", [])]
+
+    User = get_user_model()
+    instructor = User.objects.create_user("fuzz-instructor", password=PASSWORD, is_staff=True)
+    User.objects.create_user("fuzz-learner", password=PASSWORD)
+    instructor_client = _client()
+    instructor_client.force_login(instructor)
+    instructor_client.get("/quiz/")
+    world.clients["instructor"] = instructor_client
+
+    room = rooms.room_create(instructor=instructor, title="Fuzz room")
+    seat = rooms.seat_join(room=room, nickname="ana")
+    participant = _client()
+    participant.cookies[rooms.seat_cookie_name(room.code)] = seat.token
+    participant.get("/quiz/")
+    world.clients["participant"] = participant
+    questions = list(all_questions())
+    claims = [c.key for q in questions for c in q.claims]
+    claim_round = votes.claim_open(room=room, claim_key=claims[0])
+    shared = SharedRun.objects.create(
+        room=room, title="fuzz", prompt="How many?", params={"lane": NO_LANE, "count": 1}
+    )
+    room.shared_run = shared
+    room.save(update_fields=["shared_run"])
+    world.ids.update(
+        room=room.code, room_pk=room.pk, seat=seat.pk, round=claim_round.pk, shared=shared.pk
+    )
+    world.ids["seat_token"] = seat.token
+    world.ids["instructor"] = instructor.pk
+    world.good.update(
+        questions=[q.slug for q in questions],
+        claims=claims,
+        tiers=["prompt", "basics", "solid", "senior"],
+        worker_actions=["shutdown", "crash", "restart"],
+        exports=["participants", "claims", "runs"],
+        room_experiments=[e.slug for e in content.room_experiments()],
+        predictions=predictions,
+    )
+    world.baseline = state()
+    world.ids["built_at"] = time.time()
+    return world

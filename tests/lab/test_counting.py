@@ -1,0 +1,132 @@
+"""Event counting in the run's log (stream.py): the per-run seq, the copy number of each
+delivery, the per-kind tallies every entry carries, and the event dict read back. On the tests'
+private Redis, through the same Lua call the workers use."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from teachlab.lab.events import counts_view
+from teachlab.lab.stream import (
+    counts_parse,
+    done_append,
+    entry_append,
+    entry_event,
+    seq_of,
+    stream_read,
+)
+
+
+def _append(run: str, kind: str, task: str, known_copy: int = 0, **fields) -> tuple[int, int]:
+    base = {"k": kind, "ti": task, "a": "1000.5", "f": "1000.0", "p": "1000.25", "n_tasks": "2"}
+    return entry_append(
+        run_id=run, kind=kind, task_id=task, known_copy=known_copy, fields={**base, **fields}
+    )
+
+
+@pytest.fixture
+def run() -> str:
+    return uuid.uuid4().hex
+
+
+def test_seq_rises_by_one_per_event_and_copies_count_deliveries_of_each_task(run):
+    assert _append(run, "received", "a") == (1, 1)
+    assert _append(run, "received", "b") == (2, 1)
+    assert _append(run, "received", "a") == (3, 2)
+    # Not a delivery: the copy is the task's latest delivery, or the one the worker knows.
+    assert _append(run, "started", "a") == (4, 2)
+    assert _append(run, "finished", "a", known_copy=1) == (5, 1)
+    assert _append(run, "revoked", "c") == (6, 1)  # a task never received counts as copy 1
+
+
+def test_every_entry_carries_the_tallies_as_of_itself(run):
+    _append(run, "received", "a")
+    _append(run, "received", "a")
+    _append(run, "received", "b")
+    _append(run, "started", "a")
+    _append(run, "suppressed", "a")
+    events = stream_read(run)
+    assert [e["seq"] for e in events] == [1, 2, 3, 4, 5]
+    assert [e["copy"] for e in events] == [1, 2, 1, 2, 2]
+    first, second, third, started, suppressed = (e["counts"] for e in events)
+    assert (first["receipts"], first["duplicates"]) == (1, 0)
+    assert (second["receipts"], second["duplicates"]) == (2, 1)
+    assert (third["receipts"], third["duplicates"]) == (3, 1)
+    assert (started["executions"], started["suppressed"]) == (1, 0)
+    assert (suppressed["executions"], suppressed["suppressed"]) == (0, 1)
+    assert suppressed["receipts"] == 3 and suppressed["tasks"] == 2
+
+
+def test_a_read_after_an_entry_starts_past_it_and_the_done_marker_follows_the_last(run):
+    for _ in range(3):
+        _append(run, "received", "a")
+    assert [e["seq"] for e in stream_read(run, after="1-0")] == [2, 3]
+    assert [e["seq"] for e in stream_read(run, after="0-0", count=2)] == [1, 2]
+    marker = done_append(run_id=run, summary={"status": "done", "receipts": 3})
+    assert seq_of(marker) == 3 and marker.endswith("-1")
+    done = stream_read(run, after="3-0")
+    assert done == [
+        {"run": run, "id": marker, "kind": "done", "summary": {"status": "done", "receipts": 3}}
+    ]
+    assert stream_read(run, after="0-0", block=100)[0]["seq"] == 1
+
+
+def test_counts_parse_reads_the_tally_string_and_ignores_what_is_not_a_pair():
+    assert counts_parse("received=3,first=2,started=1") == {"received": 3, "first": 2, "started": 1}
+    assert counts_parse("") == {}
+    assert counts_parse("junk,received=2") == {"received": 2}
+    assert counts_parse("a=5") == {"a": 5}
+
+
+def test_entry_event_turns_short_fields_into_the_event_dict():
+    fields = {
+        "k": "received", "ti": "task-1", "i": "3", "c": "2", "w": "w1@host", "r": "1",
+        "a": "1010.5", "f": "1000.0", "p": "1002.0", "e": "1025.0", "v": "10.0",
+        "n_tasks": "4", "pr": "7", "n": "received=5,first=4,started=2,suppressed=1",
+        "d": json.dumps({"retrying": True}),
+    }  # fmt: skip
+    event = entry_event("run-1", "9-0", fields)
+    assert event == {
+        "run": "run-1",
+        "id": "9-0",
+        "seq": 9,
+        "kind": "received",
+        "task_id": "task-1",
+        "index": 3,
+        "copy": 2,
+        "worker": "w1@host",
+        "redelivered": True,
+        "at": 1010.5,
+        "t": 10.5,
+        "since_publish": 8.5,
+        "eta": 1025.0,
+        "published_at": 1002.0,
+        "run_started_at": 1000.0,
+        "visibility_timeout": 10.0,
+        "tasks": 4,
+        "prediction": 7,
+        "counts": counts_view({"received": 5, "first": 4, "started": 2, "suppressed": 1}, 4),
+        "data": {"retrying": True},
+    }
+    assert event["counts"]["receipts"] == 5 and event["counts"]["executions"] == 1
+
+
+def test_entry_event_defaults_when_optional_fields_are_missing():
+    event = entry_event("run-1", "1-0", {"k": "started", "a": "5.25"})
+    assert event["task_id"] == "" and event["worker"] == ""
+    assert (event["index"], event["copy"], event["tasks"]) == (0, 1, 1)
+    assert event["redelivered"] is False
+    assert (event["t"], event["since_publish"]) == (0.0, 0.0)
+    assert event["run_started_at"] == event["published_at"] == 5.25
+    assert event["eta"] is None and event["visibility_timeout"] is None
+    assert event["prediction"] is None and event["data"] == {}
+    assert event["counts"]["receipts"] == 0
+    assert (
+        entry_event("r", "2-0", {"k": "started", "a": "5", "f": "4", "p": "", "pr": ""})[
+            "published_at"
+        ]
+        == 4.0
+    )
