@@ -202,7 +202,9 @@ def world_build() -> World:
 
     room = rooms.room_create(instructor=instructor, title="Fuzz room")
     seat = rooms.seat_join(room=room, nickname="ana")
-    seat_other = rooms.seat_join(room=room, nickname="bo")  # kicked, readmitted, renamed
+    # Removed, so a readmit has something to undo (and a kick of the participant's seat too).
+    seat_other = rooms.seat_join(room=room, nickname="bo")
+    rooms.seat_kick(room=room, seat_id=seat_other.pk)
     participant = _client()
     participant.cookies[rooms.seat_cookie_name(room.code)] = seat.token
     participant.get("/quiz/")
