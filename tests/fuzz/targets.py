@@ -6,10 +6,12 @@ line here (the world in world.py holds the ids the good values come from).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import strategies as st
 
 from tests.fuzz.strategies import fields, json_values, junk, query, segment
@@ -96,6 +98,7 @@ class Http:
     clients: tuple[str, ...] = ("learner",)
     took: Callable = took
     after: Callable[[World], None] | None = None  # after an input the app took
+    prepare: Callable[[World], None] | None = None  # once, before the first input
     settings: dict = field(default_factory=dict)
 
 
@@ -105,6 +108,38 @@ def signout(w: World) -> None:
 
 def const(text: str):
     return lambda w: st.just(text)
+
+
+def _mangled(good: bytes) -> st.SearchStrategy[bytes]:
+    """The learner's own progress file with one top-level value swapped for any JSON."""
+    data = json.loads(good)
+
+    def swap(pair):
+        key, value = pair
+        return json.dumps({**data, key: value}).encode()
+
+    keys = st.sampled_from(sorted(data)) | st.text(max_size=12)
+    return st.tuples(keys, json_values).map(swap)
+
+
+def progress_upload(w: World):
+    """A progress import's form: a file field holding the learner's own download, a mangled
+    copy, any JSON, junk text or bytes, under any name; now and then no file at all."""
+    good = w.good["progress_file"][0]
+    content = st.one_of(
+        st.just(good),
+        _mangled(good),
+        _mangled(good),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        junk.map(str.encode),
+        st.binary(max_size=200),
+        st.just(good[: len(good) // 2]),
+    )
+    name = st.sampled_from(["progress.json", "progress.txt", ""]) | st.text(max_size=20)
+    upload = st.builds(lambda n, c: SimpleUploadedFile(n or "f", c), name, content)
+    field_name = st.just("file") | st.just("file") | st.text(min_size=1, max_size=8)
+    files = st.dictionaries(field_name, upload, max_size=2)
+    return st.builds(lambda f, extra: {**extra, **f}, files, fields(["confirm"]))
 
 
 LAB_FIELDS = ["lane", "countdown", "eta", "expires", "duration", "count", "spacing"]
@@ -130,6 +165,9 @@ HTTP: dict[str, Http] = {
     "lessons:review_quiz": Http(const("/review/quiz/")),
     "lessons:progress_reset": Http(
         const("/progress/reset/"), ("POST", "GET"), form(["confirm"], confirm=["yes", "no"])
+    ),
+    "lessons:progress_import": Http(
+        const("/progress/import/"), fields=progress_upload, clients=("learner", "anon")
     ),
     "lessons:progress_download": Http(
         const("/progress/download/"), ("GET",), clients=("learner", "anon")
@@ -229,6 +267,66 @@ HTTP: dict[str, Http] = {
     ),
     "workshop:fire": Http(path(ROOM + "fire/", ids("room")), clients=DRIVERS, took=never),
     "workshop:outcome": Http(path(ROOM + "outcome/", ids("room")), clients=DRIVERS, took=never),
+    "workshop:timer": Http(
+        path(ROOM + "timer/", ids("room")),
+        fields=form(["seconds"], seconds=["5", "30", "600", "4", "601"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:spread": Http(
+        path(ROOM + "spread/", ids("room")),
+        fields=form(["show"], show=["1", "0"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:answers_open": Http(
+        path(ROOM + "answers/open/", ids("room")),
+        fields=form(["seconds"], seconds=["", "5", "60", "600", "4"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:answers_end": Http(
+        path(ROOM + "answers/end/", ids("room")), clients=DRIVERS, took=took_unless_ws_error
+    ),
+    "workshop:answer_show": Http(
+        path(ROOM + "answers/show/", ids("room")),
+        fields=form(["answer", "show"], answer=world_id("answer"), show=["1", "0"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+        prepare=World.answers_end,
+    ),
+    # workshop moderation: lock joins, the leaderboard, seats (the panel answers like the
+    # presenter's actions: 200 with the refusal in #ws-error under htmx, else a 400)
+    "workshop:lock": Http(
+        path(ROOM + "lock/", ids("room")),
+        fields=form(["state", "q"], state=["on", "off"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:leaderboard": Http(
+        path(ROOM + "leaderboard/", ids("room")),
+        fields=form(["state", "q"], state=["on", "off"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:kick": Http(
+        path(ROOM + "seats/{}/kick/", ids("room"), ids("seat", "seat_other")),
+        fields=form(["q"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:readmit": Http(
+        path(ROOM + "seats/{}/readmit/", ids("room"), ids("seat", "seat_other")),
+        fields=form(["q"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
+    "workshop:rename": Http(
+        path(ROOM + "seats/{}/rename/", ids("room"), ids("seat", "seat_other")),
+        fields=form(["nickname", "q"], nickname=good("nicknames")),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
     "workshop:close": Http(
         path(ROOM + "close/", ids("room")),
         clients=DRIVERS,
@@ -272,6 +370,7 @@ HTTP: dict[str, Http] = {
 # Pages that take no form: only their path segments and query strings are input. One target
 # spreads its inputs over all of them (every GET must change nothing); names the same way.
 PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
+    "favicon": const("/favicon.ico"),
     "lessons:index": const("/"),
     "lessons:question": path("/q/{}/", ids("questions")),
     "lessons:tier": path("/q/{}/{}/", ids("questions"), ids("tiers")),
@@ -287,6 +386,13 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "workshop:index": path("/workshop/?{}", qs(["code"])),
     "workshop:room": path(ROOM, ids("room")),
     "workshop:present": path(ROOM + "present/", ids("room")),
+    "workshop:screen": path(ROOM + "screen/", ids("room")),
+    "workshop:seats": path(ROOM + "seats/?{}", ids("room"), qs(["q"], q=good("nicknames"))),
+    "workshop:ranking": path(
+        ROOM + "ranking/?{}",
+        ids("room"),
+        qs(["run", "page"], run=lambda w: [str(w.ids["shared_done"])], page=NUMBERS),
+    ),
     "workshop:results": path(ROOM + "results/", ids("room")),
 }
 
@@ -338,6 +444,12 @@ class Frames:
 PARTICIPANT_FIRST = ("participant", "participant", "presenter")
 PRESENTER_FIRST = ("presenter", "presenter", "presenter", "participant")
 
+
+def seats(w: World) -> list[str]:
+    """The participant's seat and the other one (a kick of the first closes its socket)."""
+    return [str(w.ids["seat"]), str(w.ids["seat_other"])]
+
+
 FRAMES: dict[str, Frames] = {
     "lab:resync": Frames(
         frame("resync", {"after": lambda w: ["0-0"], "seq": lambda w: ["1"]}), ("lab",)
@@ -356,4 +468,14 @@ FRAMES: dict[str, Frames] = {
     "workshop:reveal": Frames(frame("reveal", {}), PRESENTER_FIRST),
     "workshop:fire": Frames(frame("fire", {}), PRESENTER_FIRST),
     "workshop:close": Frames(frame("close", {}), PRESENTER_FIRST),
+    "workshop:answer": Frames(
+        frame("answer", {"round": world_id("answer_round"), "text": lambda w: ["mine", "x"]}),
+        PARTICIPANT_FIRST,
+    ),
+    "workshop:lock": Frames(frame("lock", {"state": lambda w: ["on", "off"]}), PRESENTER_FIRST),
+    "workshop:kick": Frames(frame("kick", {"seat": seats}), PRESENTER_FIRST),
+    "workshop:readmit": Frames(frame("readmit", {"seat": seats}), PRESENTER_FIRST),
+    "workshop:rename": Frames(
+        frame("rename", {"seat": seats, "nickname": good("nicknames")}), PRESENTER_FIRST
+    ),
 }

@@ -1,6 +1,7 @@
 """Generated frames for every WebSocket frame type (issue 14, item 2): every frame gets its
-answer, no socket crashes or closes (unless an accepted `close` ended the room), and a frame
-the app refused changes nothing. One test per line of targets.FRAMES.
+answer, no socket crashes or closes (unless an accepted `close` ended the room, or an accepted
+`kick` removed the participant's seat), and a frame the app refused changes nothing. One test
+per line of targets.FRAMES.
 
 Through the whole ASGI stack (origin check, session, routing) with Channels'
 WebsocketCommunicator. The sockets live on one event loop in a thread for the whole test, so
@@ -19,7 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from teachlab.workshop.consumers import CLOSE_ENDED, ParticipantSocket, PresenterSocket
-from teachlab.workshop.models import Room
+from teachlab.workshop.hub import CLOSE_REMOVED
+from teachlab.workshop.models import Room, Seat
 from teachlab.workshop.rooms import seat_cookie_name
 from tests.fuzz.strategies import FUZZ, frame_text
 from tests.fuzz.targets import FRAMES, WS_ERROR
@@ -94,13 +96,14 @@ class Sockets:
             if which != "lab" and 'id="ws-error"' in text:
                 return text
 
-    async def wait_ended(self, which: str) -> None:
-        """After an accepted close: the room's end, then the socket closed with 4410."""
+    async def wait_ended(self, which: str, code: int = CLOSE_ENDED) -> None:
+        """After an accepted close: the room's end, then the socket closed with 4410 (or after
+        a kick of the participant's seat, the removal, then 4403)."""
         comm = self.open.pop(which, None)
         while comm is not None:
             out = await comm.receive_output(timeout=10)
             if out["type"] == "websocket.close":
-                assert out.get("code") == CLOSE_ENDED, out
+                assert out.get("code") == code, out
                 return
 
     async def close_all(self) -> None:
@@ -158,5 +161,13 @@ def test_any_frame_gets_its_answer_keeps_the_socket_and_a_refused_one_changes_no
         loop.run(socks.wait_ended("participant"))
         world.reopen_room()
         loop.run(socks.connect("presenter"))
+        loop.run(socks.connect("participant"))
+        world.baseline = state()
+    elif accepted and Seat.objects.filter(pk=world.ids["seat"], kicked_at__isnull=False):
+        # A kick of the participant's own seat closes its socket (hub.CLOSE_REMOVED): readmit
+        # it and connect again, so the next frames still reach a seated participant.
+        assert name == "workshop:kick", (name, which, text[:200])
+        loop.run(socks.wait_ended("participant", CLOSE_REMOVED))
+        Seat.objects.filter(pk=world.ids["seat"]).update(kicked_at=None)
         loop.run(socks.connect("participant"))
         world.baseline = state()

@@ -24,7 +24,7 @@ from lessons.catalog import all_questions
 from teachlab.lab.experiments.catalog import experiments_load
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.store import app_redis
-from teachlab.workshop import content, rooms, votes
+from teachlab.workshop import content, rooms, rounds, votes
 from teachlab.workshop.models import SharedRun
 from tests.lab.test_consumer import _finished_run
 from tests.lessons.quiz_support import ALPHA, BETA, client_learner, start_quiz
@@ -58,11 +58,17 @@ FINGERPRINTS = {
         "tier",
         "claim_round_id",
         "shared_run_id",
+        "joins_locked",
+        "leaderboard",
+        "answer_round_id",
     ],
-    "workshop_claimround": ["id", "revealed_at"],
-    "workshop_sharedrun": ["id", "fired_at", "run_id", "observed"],
+    "workshop_claimround": ["id", "revealed_at", "closes_at"],
+    "workshop_sharedrun": ["id", "fired_at", "run_id", "observed", "spread_shown"],
     "workshop_vote": ["id", "choice"],
     "workshop_prediction": ["id", "value"],
+    "workshop_seat": ["id", "nickname", "kicked_at"],
+    "workshop_answerround": ["id", "closes_at", "ended_at"],
+    "workshop_answer": ["id", "text", "shown"],
     "lab_experiments_attempt": ["id", "status"],
 }
 
@@ -119,6 +125,12 @@ class World:
         from teachlab.workshop.models import Room
 
         Room.objects.filter(pk=self.ids["room_pk"]).update(closed_at=None)
+
+    def answers_end(self) -> None:
+        """End the answer round, so the answers in it can be shown (answer_show's target)."""
+        from teachlab.workshop.models import Room
+
+        rounds.answer_round_end(room=Room.objects.get(pk=self.ids["room_pk"]))
 
 
 _handler = None
@@ -190,15 +202,33 @@ def world_build() -> World:
 
     room = rooms.room_create(instructor=instructor, title="Fuzz room")
     seat = rooms.seat_join(room=room, nickname="ana")
+    # Removed, so a readmit has something to undo (and a kick of the participant's seat too).
+    seat_other = rooms.seat_join(room=room, nickname="bo")
+    rooms.seat_kick(room=room, seat_id=seat_other.pk)
     participant = _client()
     participant.cookies[rooms.seat_cookie_name(room.code)] = seat.token
     participant.get("/quiz/")
     world.clients["participant"] = participant
     questions = list(all_questions())
     claims = [c.key for q in questions for c in q.claims]
+    # An open answer round with the participant's answer in it (answer frames reach it;
+    # answer_show's target ends the round first: World.answers_end).
+    rooms.room_drive(room=room, question_slug=questions[0].slug, tier="basics")
+    answer_round = rounds.answer_round_open(room=room)
+    answer = rounds.answer_submit(seat=seat, round_id=answer_round.pk, text="fuzz answer")
     claim_round = votes.claim_open(room=room, claim_key=claims[0])
     shared = SharedRun.objects.create(
         room=room, title="fuzz", prompt="How many?", params={"lane": NO_LANE, "count": 1}
+    )
+    # An earlier run with an outcome: what the ranking pages page through.
+    shared_done = SharedRun.objects.create(
+        room=room,
+        title="fuzz done",
+        prompt="How many?",
+        params={"lane": NO_LANE, "count": 1},
+        run_id="fuzz-done",
+        fired_at=now,
+        observed=3,
     )
     room.shared_run = shared
     room.save(update_fields=["shared_run"])
@@ -206,6 +236,12 @@ def world_build() -> World:
         room=room.code, room_pk=room.pk, seat=seat.pk, round=claim_round.pk, shared=shared.pk
     )
     world.ids["seat_token"] = seat.token
+    world.ids.update(
+        seat_other=seat_other.pk,
+        answer_round=answer_round.pk,
+        answer=answer.pk,
+        shared_done=shared_done.pk,
+    )
     world.ids["instructor"] = instructor.pk
     world.good.update(
         questions=[q.slug for q in questions],
@@ -215,6 +251,9 @@ def world_build() -> World:
         exports=["participants", "claims", "runs"],
         room_experiments=[e.slug for e in content.room_experiments()],
         predictions=predictions,
+        nicknames=["ana", "bo", "cy", "Ana", "b\u043e"],
+        # The learner's own progress file ("Download my progress"): importing it adds nothing.
+        progress_file=[learner_client.get("/progress/download/").content],
     )
     world.baseline = state()
     world.ids["built_at"] = time.time()
