@@ -274,11 +274,17 @@ def driver_action(parts: list[str]):
     return decorate
 
 
-@driver_action(["stage", "claims"])
-def drive(request: HttpRequest, room: Room) -> None:
-    form = DriveForm(request.POST)
+def _posted(form_class, request: HttpRequest):
+    """A presenter action's form, bound and valid, or a WorkshopError with its first problem."""
+    form = form_class(request.POST)
     if not form.is_valid():
         raise WorkshopError(form_error(form))
+    return form
+
+
+@driver_action(["stage", "claims"])
+def drive(request: HttpRequest, room: Room) -> None:
+    form = _posted(DriveForm, request)
     rooms.room_drive(
         room=room, question_slug=form.cleaned_data["question"], tier=form.cleaned_data["tier"]
     )
@@ -286,9 +292,7 @@ def drive(request: HttpRequest, room: Room) -> None:
 
 @driver_action(["claim"])
 def claim(request: HttpRequest, room: Room) -> None:
-    form = ClaimForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(ClaimForm, request)
     votes.claim_open(room=room, claim_key=form.cleaned_data["claim"])
 
 
@@ -299,9 +303,7 @@ def reveal(request: HttpRequest, room: Room) -> None:
 
 @driver_action(["run"])
 def run_open(request: HttpRequest, room: Room) -> None:
-    form = RunOpenForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(RunOpenForm, request)
     data = form.cleaned_data
     predictions.shared_run_open(
         room=room,
@@ -329,25 +331,19 @@ def outcome(request: HttpRequest, room: Room) -> None:
 
 @driver_action(["claim"])
 def timer(request: HttpRequest, room: Room) -> None:
-    form = TimerForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(TimerForm, request)
     rounds.claim_timer_start(room=room, seconds=form.cleaned_data["seconds"])
 
 
 @driver_action(["spreadtoggle"])
 def spread(request: HttpRequest, room: Room) -> None:
-    form = ShowForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(ShowForm, request)
     rounds.spread_show(room=room, shown=form.cleaned_data["show"] == "1")
 
 
 @driver_action(["stage", "answers"])
 def answers_open(request: HttpRequest, room: Room) -> None:
-    form = AnswerRoundForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(AnswerRoundForm, request)
     rounds.answer_round_open(room=room, seconds=form.cleaned_data["seconds"])
 
 
@@ -358,9 +354,7 @@ def answers_end(request: HttpRequest, room: Room) -> None:
 
 @driver_action(["answers"])
 def answer_show(request: HttpRequest, room: Room) -> None:
-    form = AnswerShowForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(AnswerShowForm, request)
     rounds.answer_show(
         room=room, answer_id=form.cleaned_data["answer"], shown=form.cleaned_data["show"] == "1"
     )
@@ -449,9 +443,7 @@ def seat_readmit(request: HttpRequest, room: Room, seat_id: int) -> None:
 
 @moderation_action
 def seat_rename(request: HttpRequest, room: Room, seat_id: int) -> None:
-    form = RenameForm(request.POST)
-    if not form.is_valid():
-        raise WorkshopError(form_error(form))
+    form = _posted(RenameForm, request)
     rooms.seat_rename(room=room, seat_id=seat_id, nickname=form.cleaned_data["nickname"])
 
 
