@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import weakref
@@ -94,20 +95,20 @@ async def _heartbeat() -> None:
 
 # --- read while rendering (a thread of its own) ---
 
-_sync_client: redis.Redis | None = None
+
+@functools.cache
+def _sync_client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2)
 
 
 def present_seats(room_id: int) -> set[int] | None:
     """The ids of the seats with an open socket now, or None when Redis cannot be asked
     (the screens then say they do not know rather than show a wrong number)."""
-    global _sync_client
-    if _sync_client is None:
-        _sync_client = redis.Redis.from_url(
-            f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}", socket_timeout=2
-        )
     key = presence_key(room_id)
     try:
-        pipe = _sync_client.pipeline(transaction=False)
+        pipe = _sync_client(f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}").pipeline(
+            transaction=False
+        )
         pipe.zremrangebyscore(key, "-inf", time.time())
         pipe.zrange(key, 0, -1)
         _, members = pipe.execute()

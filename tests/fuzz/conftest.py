@@ -4,6 +4,11 @@
   its context): the fuzz tests never read `response.context`;
 - the warning logged for every 4xx (`django.request`), thousands of lines nobody reads;
 - the slow password hasher: sign-in and sign-up targets hash a password per input.
+
+And what it keeps apart: the app's Redis database. The suite's lab stack (workers, monitors,
+the workshop's room lab) shares the test Redis and keeps writing `lab:*` keys for runs of
+earlier tests; a fuzz test that compares those keys before and after a refused input must
+see only what its own inputs do, so it gets a database of its own, emptied first.
 """
 
 from __future__ import annotations
@@ -14,6 +19,10 @@ import pytest
 from django.template import Template
 from django.test.utils import _TestState
 
+from teachlab.lab.store import app_redis
+
+FUZZ_REDIS_DB = 12  # none of settings.REDIS_DB_* nor a lane's database (lanes.py) uses it
+
 
 @pytest.fixture(autouse=True)
 def fuzz_without_test_overheads(monkeypatch, settings):
@@ -21,6 +30,8 @@ def fuzz_without_test_overheads(monkeypatch, settings):
     if saved is not None:
         monkeypatch.setattr(Template, "_render", saved.template_render)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.REDIS_DB_APP = FUZZ_REDIS_DB
+    app_redis().flushdb()
     quiet = [logging.getLogger(name) for name in ("django.request", "django.security")]
     levels = [logger.level for logger in quiet]
     for logger in quiet:

@@ -106,11 +106,19 @@ def redis_state() -> dict[str, str]:
     return {k: values.get(k, "") for k in keys}
 
 
-def same_state(before: tuple, after: tuple) -> bool:
-    """Equal, except that Redis keys may expire in between (quotas last a minute)."""
+def state_changes(before: tuple, after: tuple) -> list[str]:
+    """What differs, in words; empty when equal, except that Redis keys may expire in between
+    (quotas last a minute)."""
     (rows_a, cols_a, redis_a), (rows_b, cols_b, redis_b) = before, after
-    added_or_changed = {k: v for k, v in redis_b.items() if redis_a.get(k) != v}
-    return rows_a == rows_b and cols_a == cols_b and not added_or_changed
+    changes = [f"rows {a} -> {b}" for a, b in zip(rows_a, rows_b, strict=False) if a != b]
+    changes += [f"row gone: {row}" for row in sorted(set(cols_a) - set(cols_b), key=repr)]
+    changes += [f"row new: {row}" for row in sorted(set(cols_b) - set(cols_a), key=repr)]
+    changes += [f"redis {k}={v!r}" for k, v in redis_b.items() if redis_a.get(k) != v]
+    return changes
+
+
+def same_state(before: tuple, after: tuple) -> bool:
+    return not state_changes(before, after)
 
 
 @dataclass
