@@ -59,10 +59,14 @@
     if (timeline) {
       if (n > span * 0.95) { span = Math.ceil(n * 1.25); }
       if (span !== lastSpan) { timeline.style.setProperty("--span", span); lastSpan = span; }
-      timeline.style.setProperty("--now", n.toFixed(1));
+      // --now goes only where it is read (the now line, open bars): set on the timeline it
+      // would be inherited by every row, and each tick re-styled the whole timeline.
+      var at = n.toFixed(1);
+      timeline.querySelectorAll(".tl-now, .tl-hold.open").forEach(function (el) {
+        el.style.setProperty("--now", at);
+      });
       drawAxis(timeline);
     }
-    // Open bars (copies held, not yet run) grow with --now in CSS: no per-bar work here.
     // The first few dozen countdowns are the ones anyone reads; an 1,800-task run would
     // otherwise rewrite 1,800 bars a second.
     Array.prototype.slice.call(live.querySelectorAll(".wait:not(.done)"), 0, 60).forEach(function (li) {

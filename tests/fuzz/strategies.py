@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.stack import IN_CI
 
-EXAMPLES = int(os.environ.get("TEACHLAB_FUZZ_EXAMPLES") or (500 if IN_CI else 100))
+EXAMPLES = int(os.environ.get("TEACHLAB_FUZZ_EXAMPLES") or (200 if IN_CI else 100))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
