@@ -70,6 +70,12 @@ class Room(models.Model):
             raise WorkshopError("This workshop has ended; nothing more is accepted.")
 
 
+class SeatQuerySet(models.QuerySet):
+    def seated(self) -> SeatQuerySet:
+        """Seats taking part: those the instructor removed are kept, but not counted."""
+        return self.filter(kicked_at__isnull=True)
+
+
 class Seat(models.Model):
     """One participant in one room; the token in their cookie brings them back to it."""
 
@@ -84,6 +90,8 @@ class Seat(models.Model):
     # Set when the instructor removes the seat: its cookie no longer seats anyone, its
     # sockets are closed, and that browser cannot join the room again until readmitted.
     kicked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SeatQuerySet.as_manager()
 
     class Meta:
         ordering = ["joined_at"]

@@ -47,8 +47,11 @@ def claim_rows(room: Room) -> list[dict]:
     rounds = ClaimRound.objects.filter(room=room).annotate(
         n_holds=Count("votes", filter=Q(votes__choice=Vote.HOLDS)),
         n_costs=Count("votes", filter=Q(votes__choice=Vote.COSTS)),
+        # Unanswered counts seats still taking part, so a removed seat's vote must not
+        # stand in for one of theirs: only votes from those seats are taken off.
+        n_seated=Count("votes", filter=Q(votes__seat__kicked_at__isnull=True)),
     )
-    seats = Seat.objects.filter(room=room, kicked_at__isnull=True).count()
+    seats = Seat.objects.filter(room=room).seated().count()
     rows = []
     for cr in rounds:
         answered = cr.n_holds + cr.n_costs
@@ -56,7 +59,7 @@ def claim_rows(room: Room) -> list[dict]:
         rows.append(
             {
                 "right": right,
-                "unanswered": max(0, seats - answered),
+                "unanswered": max(0, seats - cr.n_seated),
                 "claim": cr.claim_key,
                 "text": cr.text,
                 "answer": "holds up" if cr.holds else "costs you the question",

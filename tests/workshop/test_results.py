@@ -93,6 +93,23 @@ def test_the_csv_holds_each_persons_vote_and_guess_and_a_summary_per_claim(
     )
 
 
+@pytest.mark.django_db
+def test_a_removed_seats_vote_does_not_stand_in_for_a_seated_one_in_the_claim_summary(
+    room, instructor, question
+):
+    votes.claim_open(room=room, claim_key=question.claims[0].key)
+    cr = ClaimRound.objects.get()
+    gone = rooms.seat_join(room=room, nickname="Gone")
+    rooms.seat_join(room=room, nickname="Silent")
+    votes.vote_cast(seat=gone, round_id=cr.pk, choice=Vote.HOLDS)
+    rooms.seat_kick(room=room, seat_id=gone.pk)
+    driver = Client()
+    driver.force_login(instructor)
+    (claim_row,) = _csv(driver, room, "claims")
+    # Her vote stays counted; Silent, still seated, never answered.
+    assert (claim_row["answered"], claim_row["unanswered"]) == ("1", "1")
+
+
 @pytest.mark.broker
 @pytest.mark.slow
 def test_the_outcome_is_stored_when_the_run_settles_with_no_screen_connected(room_lab):
