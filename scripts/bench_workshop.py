@@ -1,9 +1,13 @@
 #!/usr/bin/env python
-"""Benchmark a workshop room: N participant WebSockets in one room through a follow, a claim
-vote and a shared lab run, against a running stack (not a test).
+"""Benchmark a workshop room: N participants join through the join form, hold a WebSocket each,
+and go through a follow, a timed claim vote and a shared lab run, with the instructor's console
+and the projector view watching; against a running stack (not a test).
 
 For every broadcast it reports how long until each client holds it (p50, p95, max over
-clients), and the server's CPU and memory (psutil on the daphne process).
+clients); for each join, the form's POST; for presence, how long until the console and the
+projector count everyone; for the timed vote, the timer line on every screen, each voter's own
+confirmation, and late votes refused once time is up. Then the server's CPU and memory (psutil
+on the process that listens on the port), and whether every client was served within 1 s.
 
 Run it with the same TEACHLAB_* environment as the stack (it creates the room, the seats and
 an instructor session in that database), for example:
@@ -19,8 +23,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.cookiejar
 import json
 import os
+import random
 import re
 import resource
 import statistics
@@ -43,19 +49,22 @@ django.setup()
 import psutil  # noqa: E402
 from asgiref.sync import sync_to_async  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.test import Client as HttpClient  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from lessons.catalog import all_questions  # noqa: E402
 from teachlab.workshop import rooms  # noqa: E402
-from teachlab.workshop.models import ClaimRound, Room, Seat  # noqa: E402
+from teachlab.workshop.models import ClaimRound, Room  # noqa: E402
 
 SEQ = re.compile(r'data-seq="(\d+)"')
 # What each broadcast looks like in a frame: (marker name, substrings that must all appear).
 MARKERS = {
     "follow": ('id="ws-stage"', 'data-tier="solid"'),
     "claim": ('id="ws-claim"', 'data-state="open"'),
+    "timer": ('id="ws-claimtimer"', "Votes close in"),
     "vote-ack": ('id="ws-myvote"', "Your vote: <strong>"),
+    "late-refused": ('id="ws-error"', "Time is up"),
     "reveal": ('id="ws-claim"', 'data-state="revealed"'),
     "run-open": ('id="ws-run"', 'data-state="open"'),
     "predict-ack": ('id="ws-myprediction"', "Your prediction: <strong>"),
@@ -74,7 +83,7 @@ class Participant:
     frames: int = 0
     bytes: int = 0
     error: str = ""
-    watch: str = ""  # one more substring to time (the presenter's "answered N of N present")
+    watches: dict[str, str] = field(default_factory=dict)  # more substrings to time, by name
 
     async def read(self) -> None:
         try:
@@ -85,8 +94,9 @@ class Participant:
                 for name, needles in MARKERS.items():
                     if name not in self.marks and all(n in frame for n in needles):
                         self.marks[name] = now
-                if self.watch and "watch" not in self.marks and self.watch in frame:
-                    self.marks["watch"] = now
+                for name, needle in self.watches.items():
+                    if name not in self.marks and needle in frame:
+                        self.marks[name] = now
                 if "data-seq" in frame:
                     for seq in SEQ.findall(frame):
                         self.seqs.setdefault(int(seq), now)
@@ -132,20 +142,38 @@ def pct(values: list[float], q: float) -> float:
     return values[k]
 
 
-def setup(n: int):
-    """A staff instructor, a room and n seats, straight in the stack's database."""
+def setup():
+    """A staff instructor and a room, straight in the stack's database (the seats come
+    through the join form)."""
     user, _ = get_user_model().objects.get_or_create(username="bench-instructor")
     user.is_staff = True
     user.save()
     room = rooms.room_create(instructor=user, title=f"Benchmark {time.strftime('%H:%M:%S')}")
-    Seat.objects.bulk_create(
-        Seat(room=room, nickname=f"p{i:03d}", nickname_key=f"p{i:03d}") for i in range(n)
-    )
-    http = HttpClient()
-    http.force_login(user)
+    client = HttpClient()
+    client.force_login(user)
     question = next(q for q in all_questions() if q.claims)
-    seats = list(Seat.objects.filter(room=room).values_list("nickname", "token"))
-    return room, http.cookies["sessionid"].value, question, seats
+    return room, client.cookies["sessionid"].value, question
+
+
+def join(url: str, code: str, nickname: str) -> tuple[str, float]:
+    """One participant through the join form as a browser does it (the page, then the POST);
+    returns the seat's token and the POST's seconds."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    page = f"{url}/workshop/join/?code={code}"
+    opener.open(page, timeout=60).read()
+    csrf = next(c.value for c in jar if c.name == "csrftoken")
+    form = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": csrf, "code": code, "nickname": nickname}
+    ).encode()
+    t0 = time.time()
+    request = urllib.request.Request(f"{url}/workshop/join/", data=form, headers={"Referer": page})  # noqa: S310
+    opener.open(request, timeout=60).read()
+    took = time.time() - t0
+    token = next((c.value for c in jar if c.name == rooms.seat_cookie_name(code)), None)
+    if token is None:
+        sys.exit(f"{nickname} could not join room {code}")
+    return token, took
 
 
 def presenter_post(url: str, code: str, session: str, action: str, fields: dict) -> None:
@@ -214,6 +242,13 @@ async def main() -> None:
     ap.add_argument("--lane", default="redis-short")
     ap.add_argument("--countdown", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--vote-seconds", type=int, default=15, help="the claim vote's timer")
+    ap.add_argument(
+        "--spread",
+        type=float,
+        default=0,
+        help="seconds over which the votes and the predictions arrive (0: all at once)",
+    )
     args = ap.parse_args()
     if not args.url.startswith(("http://", "https://")):
         sys.exit("--url must be an http:// or https:// address")
@@ -226,37 +261,68 @@ async def main() -> None:
     sampler = Sampler(pid)
     sampler.start()
 
-    room, session, question, seats = await sync_to_async(setup)(args.clients)
-    print(f"room {room.code}: {len(seats)} seats, server pid {pid}", flush=True)
+    room, session, question = await sync_to_async(setup)()
+    print(f"room {room.code}, server pid {pid}", flush=True)
     load_before = os.getloadavg()[0]
+    n = args.clients
+    results: list[str] = []
+    slowest: dict[str, float] = {}  # phase -> its slowest client, seconds
 
-    t = time.monotonic()
-    clients = [Participant(name) for name, _ in seats]
-    cookie_name = rooms.seat_cookie_name(room.code)
-
-    async def join(client: Participant, token: str) -> None:
-        client.ws = await open_socket(
-            args.url, f"/ws/workshop/{room.code}/", f"{cookie_name}={token}"
-        )
-
-    # Connect in waves so the listen backlog is not the thing being measured.
-    for i in range(0, len(clients), 50):
-        await asyncio.gather(
-            *(
-                join(c, tok)
-                for c, (_, tok) in zip(clients[i : i + 50], seats[i : i + 50], strict=True)
-            )
-        )
-    readers = [asyncio.create_task(c.read()) for c in clients]
+    # The instructor's console and the projector view are open before anyone joins.
     presenter = Participant("presenter")
     presenter.ws = await open_socket(
         args.url, f"/ws/workshop/{room.code}/present/", f"sessionid={session}"
     )
-    readers.append(asyncio.create_task(presenter.read()))
-    print(f"{len(clients)} clients connected in {time.monotonic() - t:.1f} s", flush=True)
+    screen = Participant("screen")
+    screen.ws = await open_socket(
+        args.url, f"/ws/workshop/{room.code}/screen/", f"sessionid={session}"
+    )
+    everyone_here = f'<strong class="present-count">{n}</strong> connected'
+    presenter.watches["presence"] = screen.watches["presence"] = everyone_here
+    readers = [asyncio.create_task(presenter.read()), asyncio.create_task(screen.read())]
+
+    # Joins: through the form, 50 at a time (a class arriving), each POST timed.
+    t = time.monotonic()
+    seats: list[tuple[str, str]] = []
+    join_times: list[float] = []
+    for i in range(0, n, 50):
+        names = [f"p{k:03d}" for k in range(i, min(n, i + 50))]
+        done = await asyncio.gather(
+            *(asyncio.to_thread(join, args.url, room.code, name) for name in names)
+        )
+        seats += [(name, token) for name, (token, _) in zip(names, done, strict=True)]
+        join_times += [took for _, took in done]
+    results.append(row("join form POST (each participant)", join_times, n))
+    slowest["join"] = max(join_times)
+    print(results[-1], f"({time.monotonic() - t:.1f} s for all)", flush=True)
+
+    clients = [Participant(name) for name, _ in seats]
+    cookie_name = rooms.seat_cookie_name(room.code)
+
+    async def connect(client: Participant, token: str) -> None:
+        client.ws = await open_socket(
+            args.url, f"/ws/workshop/{room.code}/", f"{cookie_name}={token}"
+        )
+        readers.append(asyncio.create_task(client.read()))
+
+    # Sockets in waves of 50, so the listen backlog is not the thing being measured.
+    t = time.monotonic()
+    for i in range(0, n, 50):
+        await asyncio.gather(
+            *(
+                connect(c, tok)
+                for c, (_, tok) in zip(clients[i : i + 50], seats[i : i + 50], strict=True)
+            )
+        )
+    all_in = time.time()
+    print(f"{n} sockets connected in {time.monotonic() - t:.1f} s", flush=True)
+    await wait_marks([presenter, screen], "presence", args.timeout)
+    counted = [w.marks["presence"] - all_in for w in (presenter, screen) if "presence" in w.marks]
+    results.append(row(f"presence: console and projector show {n} connected", counted, 2))
+    slowest["presence"] = max(counted, default=float("inf"))
+    print(results[-1], flush=True)
     await asyncio.sleep(2)  # let every first frame (the room's state) arrive
 
-    results: list[str] = []
     cpu_rows: list[str] = []
 
     async def phase(name: str, action, marker: str, *, per_client_start: bool = False):
@@ -272,6 +338,7 @@ async def main() -> None:
         else:
             lat = [c.marks[marker] - t0 for c in clients if marker in c.marks]
         results.append(row(name, lat, len(clients)))
+        slowest[name] = max(lat) if len(lat) == len(clients) else float("inf")
         wall = max(t1 - w0, 1e-6)
         cpu_rows.append(
             f"| {name} | {t1 - w0:.2f} | {100 * (s1 - s0) / wall:.0f}% | {100 * (b1 - b0) / wall:.0f}% |"
@@ -295,8 +362,20 @@ async def main() -> None:
         lambda: ClaimRound.objects.filter(room=room).latest("opened_at").pk
     )()
 
+    async def start_timer() -> None:
+        fields = {"seconds": args.vote_seconds}
+        await asyncio.to_thread(presenter_post, args.url, room.code, session, "timer", fields)
+
+    timer_t0 = time.time()
+    await phase("vote timer on every screen", start_timer, "timer")
+    deadline = timer_t0 + args.vote_seconds
+
+    rng = random.Random(12)
+    waits = [rng.uniform(0, args.spread) for _ in clients]  # when each one clicks
+
     async def all_vote() -> None:
         async def one(i: int, c: Participant) -> None:
+            await asyncio.sleep(waits[i])
             c.sent["vote-ack"] = time.time()
             await c.ws.send(
                 json.dumps(
@@ -310,17 +389,34 @@ async def main() -> None:
 
         await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
 
-    n = len(clients)
-    presenter.watch = f'>{n}</strong> of <span class="present-of">{n}</span> present'
+    how = f"spread over {args.spread:g} s" if args.spread else "all in the same instant"
+    presenter.watches["answered"] = f'>{n}</strong> of <span class="present-of">{n}</span> present'
     votes_t0 = time.time()
     await phase(
-        "vote acknowledged to each voter (own send to own ack)",
+        f"vote acknowledged to each voter (own send to own ack; {how})",
         all_vote,
         "vote-ack",
         per_client_start=True,
     )
-    await wait_marks([presenter], "watch", args.timeout)
-    counted = presenter.marks.get("watch")
+    await wait_marks([presenter], "answered", args.timeout)
+    counted = presenter.marks.get("answered")
+    if time.time() > deadline:
+        print("!! the votes took longer than the timer: raise --vote-seconds", flush=True)
+    # Time runs out: a few more votes arrive late and each is refused, nothing counted.
+    await asyncio.sleep(max(0.0, deadline - time.time()) + 1)
+    late = clients[:10]
+    for c in late:
+        c.sent["late-refused"] = time.time()
+        await c.ws.send(json.dumps({"action": "vote", "round": str(round_id), "choice": "costs"}))
+    await wait_marks(late, "late-refused", args.timeout)
+    refused = [
+        c.marks["late-refused"] - c.sent["late-refused"] for c in late if "late-refused" in c.marks
+    ]
+    results.append(
+        row("late vote refused once time is up (own send to own refusal)", refused, len(late))
+    )
+    slowest["late votes"] = max(refused) if len(refused) == len(late) else float("inf")
+    print(results[-1], flush=True)
     await phase(
         "reveal: split, answer, explanation", lambda: presenter_send(action="reveal"), "reveal"
     )
@@ -339,6 +435,7 @@ async def main() -> None:
 
     async def all_predict() -> None:
         async def one(i: int, c: Participant) -> None:
+            await asyncio.sleep(waits[i])
             c.sent["predict-ack"] = time.time()
             await c.ws.send(
                 json.dumps(
@@ -349,7 +446,7 @@ async def main() -> None:
         await asyncio.gather(*(one(i, c) for i, c in enumerate(clients)))
 
     await phase(
-        "prediction acknowledged (own send to own ack)",
+        f"prediction acknowledged (own send to own ack; {how})",
         all_predict,
         "predict-ack",
         per_client_start=True,
@@ -388,7 +485,7 @@ async def main() -> None:
 
     for r in readers:
         r.cancel()
-    for c in [*clients, presenter]:
+    for c in [*clients, presenter, screen]:
         await c.ws.close()
     sampler.stop_flag.set()
 
@@ -412,6 +509,9 @@ async def main() -> None:
     if outcome:
         spread = [x - min(outcome) for x in outcome]
         print(row("outcome (first client to each client)", spread, len(clients)))
+        slowest["outcome spread"] = max(spread) if len(outcome) == len(clients) else float("inf")
+    if per_event_max:
+        slowest["receipt rows"] = max(per_event_max) if not missing else float("inf")
     if counted:
         print(
             f"\nall {len(clients)} votes counted on the presenter screen {1000 * (counted - votes_t0):.0f} ms after the first was sent"
@@ -428,6 +528,12 @@ async def main() -> None:
         f"bytes per client {statistics.mean(c.bytes for c in clients) / 1024:.0f} KiB; "
         f"machine load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
         f"({os.cpu_count()} CPUs)"
+    )
+    worst = max(slowest, key=slowest.get)
+    verdict = "yes" if slowest[worst] <= 1.0 else "NO"
+    print(
+        f"every client within 1 s in every phase: {verdict} (slowest: {worst}, "
+        f"{1000 * slowest[worst]:.0f} ms); database {connection.vendor}"
     )
 
 

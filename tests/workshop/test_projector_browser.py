@@ -123,6 +123,10 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
     people = {"Ana": ana, "Bo": bo, "Chidi": chidi, "Dee": dee, "Eve": eve}
     # Every seat the refusals could have made would have been drawn before Chidi's.
     expect(seats).to_have_text("5 joined")
+    # The moderation list follows the joins, newest first, without a search (seat-list.js).
+    expect(console.locator("#ws-seat-rows .seat-name")).to_have_text(
+        ["Eve", "Dee", "Chidi", "Bo", "Ana"], timeout=10_000
+    )
     expect(console.locator("#ws-seats li")).to_have_text(list(people))
     for page in (console, projector, *people.values()):
         _connected(page)
