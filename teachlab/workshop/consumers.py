@@ -28,6 +28,7 @@ from teachlab.workshop import (
     selectors,
     votes,
 )
+from teachlab.workshop.batching import RoomBatcher
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.frames import Frame, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
@@ -106,7 +107,7 @@ class RoomSocket(AsyncWebsocketConsumer):
             return
         try:
             frame = frame_parse(text_data, presenter=self.is_presenter)
-            html = await database_sync_to_async(self.act)(frame)
+            html = await self.act_async(frame)
         except WorkshopError as exc:
             html = fragments.error_html(exc.message)
         else:
@@ -118,6 +119,9 @@ class RoomSocket(AsyncWebsocketConsumer):
                 await livecounts.counts_refresh_soon(room_id=self.room_id)
         if html:
             await self.send(text_data=html)
+
+    async def act_async(self, frame: Frame) -> str:
+        return await database_sync_to_async(self.act)(frame)
 
     async def over_budget(self) -> str:
         """Why this frame is refused before it is read, or "" to go ahead."""
@@ -158,6 +162,26 @@ def _run_to_follow(room: Room) -> str:
     if shared is not None and shared.run_id and shared.observed is None:
         return shared.run_id
     return ""
+
+
+def _votes_html(room_id: int, ballots: list[tuple[int, int, str]]) -> list:
+    """Store a batch of votes; each voter's own confirmation (a small context, not the whole
+    room's, drawn once per choice), or the refusal as a WorkshopError."""
+    drawn: dict[str, str] = {}
+    out: list = []
+    for result in votes.votes_cast(room_id=room_id, ballots=ballots):
+        if isinstance(result, WorkshopError):
+            out.append(result)
+            continue
+        if result.choice not in drawn:
+            drawn[result.choice] = fragments.render_parts(
+                fragments.PARTICIPANT, ["myvote", "error"], {"my_vote": result}
+            )
+        out.append(drawn[result.choice])
+    return out
+
+
+VOTES = RoomBatcher(_votes_html)
 
 
 class ParticipantSocket(RoomSocket):
@@ -206,16 +230,14 @@ class ParticipantSocket(RoomSocket):
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
+    async def act_async(self, frame: Frame) -> str:
+        if frame.action == "vote":  # a room's votes are stored together (batching.py)
+            ballot = (self.seat_id, frame.fields["round"], frame.fields["choice"])
+            return await VOTES.submit(self.room_id, ballot)
+        return await super().act_async(frame)
+
     def act(self, frame: Frame) -> str:
         seat = self.seat_ref()
-        if frame.action == "vote":
-            vote = votes.vote_cast(
-                seat=seat, round_id=frame.fields["round"], choice=frame.fields["choice"]
-            )
-            # The voter's own confirmation: a small context, not the whole room's.
-            return fragments.render_parts(
-                fragments.PARTICIPANT, ["myvote", "error"], {"my_vote": vote}
-            )
         if frame.action == "predict":
             guess = predictions.prediction_make(
                 seat=seat, shared_run_id=frame.fields["run"], value=frame.fields["value"]
