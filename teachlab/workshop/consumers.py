@@ -184,6 +184,26 @@ def _votes_html(room_id: int, ballots: list[tuple[int, int, str]]) -> list:
 VOTES = RoomBatcher(_votes_html)
 
 
+def _predictions_html(room_id: int, guesses: list[tuple]) -> list:
+    """Store a batch of guesses; each guesser's own line (drawn once per value) or refusal."""
+    drawn: dict[int, str] = {}
+    out: list = []
+    for result in predictions.predictions_make(room_id=room_id, guesses=guesses):
+        if isinstance(result, WorkshopError):
+            out.append(result)
+            continue
+        if result.value not in drawn:
+            ctx = {"my_prediction": result, "shared": result.shared_run}
+            drawn[result.value] = fragments.render_parts(
+                fragments.PARTICIPANT, ["myprediction", "error"], ctx
+            )
+        out.append(drawn[result.value])
+    return out
+
+
+PREDICTIONS = RoomBatcher(_predictions_html)
+
+
 class ParticipantSocket(RoomSocket):
     def identify(self, code: str):
         room = selectors.room_for_code(code)
@@ -231,19 +251,17 @@ class ParticipantSocket(RoomSocket):
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
     async def act_async(self, frame: Frame) -> str:
-        if frame.action == "vote":  # a room's votes are stored together (batching.py)
+        # A room's votes and guesses are stored together (batching.py).
+        if frame.action == "vote":
             ballot = (self.seat_id, frame.fields["round"], frame.fields["choice"])
             return await VOTES.submit(self.room_id, ballot)
+        if frame.action == "predict":
+            guess = (self.seat_id, frame.fields["run"], frame.fields["value"])
+            return await PREDICTIONS.submit(self.room_id, guess)
         return await super().act_async(frame)
 
     def act(self, frame: Frame) -> str:
         seat = self.seat_ref()
-        if frame.action == "predict":
-            guess = predictions.prediction_make(
-                seat=seat, shared_run_id=frame.fields["run"], value=frame.fields["value"]
-            )
-            ctx = {"my_prediction": guess, "shared": guess.shared_run}
-            return fragments.render_parts(fragments.PARTICIPANT, ["myprediction", "error"], ctx)
         if frame.action == "answer":
             answer = rounds.answer_submit(
                 seat=seat, round_id=frame.fields["round"], text=frame.fields["text"]

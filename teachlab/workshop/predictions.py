@@ -8,7 +8,7 @@ from django.utils import timezone
 from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
-from teachlab.workshop.selectors import room_locked, seat_present
+from teachlab.workshop.selectors import room_locked
 
 MAX_PREDICTION = 100_000
 # The run parameters a room's own run may set; the lab's run-parameter schema checks them.
@@ -84,29 +84,62 @@ def prediction_make(*, seat: Seat, shared_run_id: int, value) -> Prediction:
 
     Like votes, the presenter's spread is redrawn by the caller, once per burst of guesses.
     """
+    result = predictions_make(room_id=seat.room_id, guesses=[(seat.pk, shared_run_id, value)])[0]
+    if isinstance(result, WorkshopError):
+        raise result
+    return result
+
+
+def _number(value) -> int | WorkshopError:
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
-        raise WorkshopError("Your prediction must be a whole number.") from None
+        return WorkshopError("Your prediction must be a whole number.")
     if not 0 <= number <= MAX_PREDICTION:
-        raise WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
+        return WorkshopError(f"Predict a number from 0 to {MAX_PREDICTION}.")
+    return number
+
+
+def predictions_make(*, room_id: int, guesses: list[tuple]) -> list[Prediction | WorkshopError]:
+    """Many (seat id, shared run id, value) guesses in one room in one transaction, as
+    votes.votes_cast does for votes: each gets its Prediction or the WorkshopError that
+    refuses it, with the same checks in the same order as one at a time."""
+    numbers = [_number(value) for _, _, value in guesses]
+    results: list = [n if isinstance(n, WorkshopError) else None for n in numbers]
+    if all(r is not None for r in results):
+        return results
     with transaction.atomic():
-        room = room_locked(seat.room_id)  # a fire or close lands before or after
-        room.require_open()
-        seat_present(seat)
-        shared = room.shared_run
-        if shared is None or shared.pk != shared_run_id:
-            raise WorkshopError("That run is no longer open for predictions.")
-        if shared.fired_at is not None:
-            raise WorkshopError("The run has been fired; predictions are closed.")
-        guess = Prediction(shared_run=shared, seat_id=seat.pk, value=number)
-        Prediction.objects.bulk_create(
-            [guess],
-            update_conflicts=True,
-            unique_fields=["shared_run", "seat"],
-            update_fields=["value", "made_at"],
+        room = room_locked(room_id)  # a fire or close lands before or after
+        try:
+            room.require_open()
+            shared = room.shared_run
+        except WorkshopError as exc:
+            return [r or exc for r in results]
+        wanted = {seat_id for (seat_id, _, _), r in zip(guesses, results, strict=True) if r is None}
+        removed = set(
+            Seat.objects.filter(pk__in=wanted, kicked_at__isnull=False).values_list("pk", flat=True)
         )
-    return guess
+        fresh: dict[int, Prediction] = {}  # by seat: a seat's later guess in the batch wins
+        for i, (seat_id, run_id, _) in enumerate(guesses):
+            if results[i] is not None:
+                continue
+            if seat_id in removed:
+                results[i] = WorkshopError("The instructor removed you from this room.")
+            elif shared is None or shared.pk != run_id:
+                results[i] = WorkshopError("That run is no longer open for predictions.")
+            elif shared.fired_at is not None:
+                results[i] = WorkshopError("The run has been fired; predictions are closed.")
+            else:
+                guess = Prediction(shared_run=shared, seat_id=seat_id, value=numbers[i])
+                results[i] = fresh[seat_id] = guess
+        if fresh:
+            Prediction.objects.bulk_create(
+                list(fresh.values()),
+                update_conflicts=True,
+                unique_fields=["shared_run", "seat"],
+                update_fields=["value", "made_at"],
+            )
+    return results
 
 
 def shared_run_fire(*, room: Room, instructor) -> SharedRun:

@@ -10,9 +10,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from teachlab.workshop import consumers, rooms, votes
+from teachlab.workshop import consumers, predictions, rooms, votes
 from teachlab.workshop.errors import WorkshopError
-from teachlab.workshop.models import ClaimRound, Vote
+from teachlab.workshop.models import ClaimRound, Prediction, SharedRun, Vote
 from tests.workshop.conftest import asynctest, join_socket, receive_until, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,6 +62,34 @@ def test_a_batch_after_the_timer_or_the_reveal_stores_nothing(room, question):
     with pytest.raises(WorkshopError, match="revealed"):
         votes.vote_cast(seat=ana, round_id=cr.pk, choice=Vote.HOLDS)
     assert not Vote.objects.exists()
+
+
+def test_a_batch_of_guesses_stores_one_per_seat_and_refuses_each_bad_one_on_its_own(room):
+    shared = predictions.shared_run_open(room=room, lane="redis-short", params={"count": 1})
+    ana, bo, cy = (rooms.seat_join(room=room, nickname=n) for n in ("ana", "bo", "cy"))
+    rooms.seat_kick(room=room, seat_id=cy.pk)
+    results = predictions.predictions_make(
+        room_id=room.pk,
+        guesses=[
+            (ana.pk, shared.pk, "3"),
+            (bo.pk, shared.pk, "many"),
+            (cy.pk, shared.pk, "2"),
+            (bo.pk, shared.pk + 1000, "2"),
+            (ana.pk, shared.pk, " 5 "),  # ana's second guess in the batch wins
+        ],
+    )
+    errors = [r.message if isinstance(r, WorkshopError) else None for r in results]
+    assert errors == [
+        None,
+        "Your prediction must be a whole number.",
+        "The instructor removed you from this room.",
+        "That run is no longer open for predictions.",
+        None,
+    ]
+    assert list(Prediction.objects.values_list("seat_id", "value")) == [(ana.pk, 5)]
+    SharedRun.objects.filter(pk=shared.pk).update(fired_at=timezone.now())
+    with pytest.raises(WorkshopError, match="fired"):
+        predictions.prediction_make(seat=bo, shared_run_id=shared.pk, value="4")
 
 
 @asynctest
