@@ -164,41 +164,45 @@ def _run_to_follow(room: Room) -> str:
     return ""
 
 
-def _votes_html(room_id: int, ballots: list[tuple[int, int, str]]) -> list:
-    """Store a batch of votes; each voter's own confirmation (a small context, not the whole
-    room's, drawn once per choice), or the refusal as a WorkshopError."""
-    drawn: dict[str, str] = {}
+def _own_answers(results: list, key, draw) -> list:
+    """Each sender's own confirmation, drawn once per distinct `key(result)` (a small context,
+    not the whole room's), or its refusal as the WorkshopError itself."""
+    drawn: dict = {}
     out: list = []
-    for result in votes.votes_cast(room_id=room_id, ballots=ballots):
+    for result in results:
         if isinstance(result, WorkshopError):
             out.append(result)
             continue
-        if result.choice not in drawn:
-            drawn[result.choice] = fragments.render_parts(
-                fragments.PARTICIPANT, ["myvote", "error"], {"my_vote": result}
-            )
-        out.append(drawn[result.choice])
+        k = key(result)
+        if k not in drawn:
+            drawn[k] = draw(result)
+        out.append(drawn[k])
     return out
+
+
+def _votes_html(room_id: int, ballots: list[tuple[int, int, str]]) -> list:
+    return _own_answers(
+        votes.votes_cast(room_id=room_id, ballots=ballots),
+        lambda vote: vote.choice,
+        lambda vote: fragments.render_parts(
+            fragments.PARTICIPANT, ["myvote", "error"], {"my_vote": vote}
+        ),
+    )
 
 
 VOTES = RoomBatcher(_votes_html)
 
 
 def _predictions_html(room_id: int, guesses: list[tuple]) -> list:
-    """Store a batch of guesses; each guesser's own line (drawn once per value) or refusal."""
-    drawn: dict[int, str] = {}
-    out: list = []
-    for result in predictions.predictions_make(room_id=room_id, guesses=guesses):
-        if isinstance(result, WorkshopError):
-            out.append(result)
-            continue
-        if result.value not in drawn:
-            ctx = {"my_prediction": result, "shared": result.shared_run}
-            drawn[result.value] = fragments.render_parts(
-                fragments.PARTICIPANT, ["myprediction", "error"], ctx
-            )
-        out.append(drawn[result.value])
-    return out
+    return _own_answers(
+        predictions.predictions_make(room_id=room_id, guesses=guesses),
+        lambda guess: guess.value,
+        lambda guess: fragments.render_parts(
+            fragments.PARTICIPANT,
+            ["myprediction", "error"],
+            {"my_prediction": guess, "shared": guess.shared_run},
+        ),
+    )
 
 
 PREDICTIONS = RoomBatcher(_predictions_html)

@@ -8,7 +8,7 @@ from django.utils import timezone
 from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Prediction, Room, Seat, SharedRun
-from teachlab.workshop.selectors import room_locked
+from teachlab.workshop.selectors import room_locked, seats_removed
 
 MAX_PREDICTION = 100_000
 # The run parameters a room's own run may set; the lab's run-parameter schema checks them.
@@ -115,9 +115,8 @@ def predictions_make(*, room_id: int, guesses: list[tuple]) -> list[Prediction |
             shared = room.shared_run
         except WorkshopError as exc:
             return [r or exc for r in results]
-        wanted = {seat_id for (seat_id, _, _), r in zip(guesses, results, strict=True) if r is None}
-        removed = set(
-            Seat.objects.filter(pk__in=wanted, kicked_at__isnull=False).values_list("pk", flat=True)
+        removed = seats_removed(
+            seat_id for (seat_id, _, _), r in zip(guesses, results, strict=True) if r is None
         )
         fresh: dict[int, Prediction] = {}  # by seat: a seat's later guess in the batch wins
         for i, (seat_id, run_id, _) in enumerate(guesses):

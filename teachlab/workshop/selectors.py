@@ -124,6 +124,15 @@ def seat_present(seat: Seat) -> None:
         raise WorkshopError("The instructor removed you from this room.")
 
 
+def seats_removed(seat_ids) -> set[int]:
+    """Which of these seats the instructor removed (seat_present for a batch)."""
+    return set(
+        Seat.objects.filter(pk__in=set(seat_ids), kicked_at__isnull=False).values_list(
+            "pk", flat=True
+        )
+    )
+
+
 SEATS_SHOWN = 30
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from teachlab.workshop import broadcast, content
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
-from teachlab.workshop.selectors import room_locked
+from teachlab.workshop.selectors import room_locked, seats_removed
 
 CHOICES = {Vote.HOLDS, Vote.COSTS}
 
@@ -73,9 +73,8 @@ def votes_cast(*, room_id: int, ballots: list[tuple[int, int, str]]) -> list[Vot
             cr = room.claim_round
         except WorkshopError as exc:
             return [r or exc for r in results]
-        wanted = {seat_id for (seat_id, _, _), r in zip(ballots, results, strict=True) if r is None}
-        removed = set(
-            Seat.objects.filter(pk__in=wanted, kicked_at__isnull=False).values_list("pk", flat=True)
+        removed = seats_removed(
+            seat_id for (seat_id, _, _), r in zip(ballots, results, strict=True) if r is None
         )
         now = timezone.now()
         fresh: dict[int, Vote] = {}  # by seat: a seat's later ballot in the batch wins
