@@ -111,15 +111,28 @@ DB_LOCK_TIMEOUT = float(env("DB_LOCK_TIMEOUT", "30"))
 if DATABASE_URL:
     import dj_database_url
 
-    # Under ASGI Django advises against persistent connections (0: one per request/task).
+    # Under ASGI Django advises against persistent connections, and each request runs in a
+    # thread of its own, so without a pool every request in flight opened a connection: 300
+    # clients on two processes ran PostgreSQL out of them ("too many clients already", README
+    # "Soak"). A bounded pool per process (Django 5.2 + psycopg_pool) makes the overflow wait
+    # for a free connection instead; one not free within DB_POOL_TIMEOUT seconds is the same
+    # 503 with a message as a locked database. DB_POOL_SIZE=0 turns the pool off.
+    DB_POOL_SIZE = env_int("DB_POOL_SIZE", 10)
     DATABASES = {
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0), conn_health_checks=True
+            DATABASE_URL,
+            conn_max_age=0 if DB_POOL_SIZE else env_int("DB_CONN_MAX_AGE", 0),
+            conn_health_checks=True,
         )
     }
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "options", f"-c lock_timeout={int(DB_LOCK_TIMEOUT * 1000)}"
-    )
+    _db_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _db_options.setdefault("options", f"-c lock_timeout={int(DB_LOCK_TIMEOUT * 1000)}")
+    if DB_POOL_SIZE > 0:
+        _db_options["pool"] = {
+            "min_size": 1,
+            "max_size": DB_POOL_SIZE,
+            "timeout": float(env("DB_POOL_TIMEOUT", "10")),
+        }
 else:
     DATABASES = {
         "default": {

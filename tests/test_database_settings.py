@@ -32,7 +32,7 @@ def database_seen(**env: str) -> dict:
     return json.loads(done.stdout)
 
 
-def test_database_url_selects_postgresql_with_connections_per_request():
+def test_database_url_selects_postgresql_with_a_bounded_pool_per_process():
     seen = database_seen(DATABASE_URL="postgres://ann:pw@db.example:6543/teachlab")
     assert seen["ENGINE"] == "django.db.backends.postgresql"
     assert (seen["HOST"], seen["PORT"], seen["USER"], seen["NAME"]) == (
@@ -42,6 +42,17 @@ def test_database_url_selects_postgresql_with_connections_per_request():
         "teachlab",
     )
     assert seen["CONN_MAX_AGE"] == "0"  # ASGI: no persistent connections
+    assert seen["options"]["pool"] == {"min_size": 1, "max_size": 10, "timeout": 10.0}
+
+
+def test_pool_size_zero_turns_the_pool_off_and_conn_max_age_applies_again():
+    seen = database_seen(
+        DATABASE_URL="postgres://ann:pw@db.example:6543/teachlab",
+        TEACHLAB_DB_POOL_SIZE="0",
+        TEACHLAB_DB_CONN_MAX_AGE="60",
+    )
+    assert "pool" not in seen["options"]
+    assert seen["CONN_MAX_AGE"] == "60"
 
 
 def test_without_database_url_sqlite_in_wal_mode_at_teachlab_db_path(tmp_path):

@@ -21,10 +21,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import psutil
 import pytest
 from django.utils.html import escape
 from websockets.sync.client import connect
 
+from tests import stack
 from tests.lab.workerpool import redis_short_workers
 from tests.stack import BASE_DIR, STATE, free_port, manage
 from tests.stack import test_env as stack_env
@@ -44,7 +46,7 @@ class Served:
         self.log = STATE / f"serve-{name}.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> Served:
+    def start(self, **extra: str) -> Served:
         env = stack_env(
             TEACHLAB_HOST="127.0.0.1",
             TEACHLAB_PORT=str(self.port),
@@ -53,6 +55,7 @@ class Served:
             TEACHLAB_PYTHON=sys.executable,
             # As on another machine: static files collected on its own disk.
             TEACHLAB_STATIC_ROOT=str(STATE / f"static-{self.name}"),
+            **extra,
         )
         self.proc = subprocess.Popen(
             [str(BASE_DIR / "scripts" / "serve")],
@@ -229,3 +232,63 @@ def test_a_lab_run_fired_through_one_server_streams_to_a_watcher_on_the_other(se
     finally:
         if workers is not None:
             workers.stop()
+
+
+def _database_connections(pid: int) -> int:
+    """TCP connections to PostgreSQL's port held by a server process and its children."""
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    held = 0
+    for proc in procs:
+        try:
+            held += sum(1 for c in proc.net_connections("tcp") if c.raddr and c.raddr.port == 5432)
+        except psutil.NoSuchProcess:
+            continue
+    return held
+
+
+def test_a_burst_of_requests_waits_for_the_bounded_pool_instead_of_opening_a_connection_each(
+    servers,
+):
+    """60 signed-in page loads at once against a process whose pool holds 3 connections: all
+    answer 200, and the process never holds more than 3 connections to PostgreSQL. Without the
+    pool each request in flight opens its own (the soak's "too many clients already")."""
+    if not stack.LIVE_DATABASE_URL:
+        pytest.skip("the pool is PostgreSQL's; this run is on SQLite")
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Event, Thread
+
+    pooled = Served("pooled").start(TEACHLAB_DB_POOL_SIZE="3", TEACHLAB_DB_POOL_TIMEOUT="30")
+    try:
+        pooled.wait_ready()
+        learner = Visitor()
+        learner.sign_in(pooled, "multi-learner")
+        session = f"sessionid={learner.cookie('sessionid')}"
+
+        seen: list[int] = []
+        done = Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                seen.append(_database_connections(pooled.proc.pid))
+                time.sleep(0.01)
+
+        def load(_: int) -> int:
+            request = urllib.request.Request(f"{pooled.url}/progress/", headers={"Cookie": session})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status
+
+        sampler = Thread(target=sample, daemon=True)
+        sampler.start()
+        with ThreadPoolExecutor(max_workers=60) as burst:
+            statuses = list(burst.map(load, range(60)))
+        done.set()
+        sampler.join(timeout=5)
+    finally:
+        pooled.stop()
+    assert statuses == [200] * 60
+    assert max(seen) >= 1, "the sampler never saw the server's database connections"
+    assert max(seen) <= 3, f"the server held {max(seen)} connections with a pool of 3"
