@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.stack import BASE_DIR
 from tests.stack import test_env as stack_env
 
@@ -62,3 +64,32 @@ def test_without_database_url_sqlite_in_wal_mode_at_teachlab_db_path(tmp_path):
     assert seen["NAME"] == str(path)
     assert "journal_mode=WAL" in seen["options"]["init_command"]
     assert seen["options"]["transaction_mode"] == "IMMEDIATE"
+
+
+def test_the_monitor_keeps_its_connection_without_breaking_the_pool():
+    """The monitor makes its connection persistent (no reconnect per batch); beside a pool
+    Django refuses CONN_MAX_AGE, which stopped every settle ("Pooling doesn't support
+    persistent connections") and no shared run got its outcome."""
+    from tests import stack
+
+    if not stack.LIVE_DATABASE_URL:
+        pytest.skip("the pool is PostgreSQL's; this run is on SQLite")
+    code = (
+        "import django; django.setup()\n"
+        "from teachlab.lab.monitor import monitor_process_setup\n"
+        "monitor_process_setup()\n"
+        "from django.db import connection\n"
+        "with connection.cursor() as cursor:\n"
+        "    cursor.execute('SELECT 1')\n"
+        "    print(cursor.fetchone()[0] == 1)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=BASE_DIR,
+        env=stack_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

@@ -68,8 +68,11 @@ def monitor_process_setup() -> None:
 
     settings.DEBUG = False
     for alias in connections:
-        if connections[alias].settings_dict.get("CONN_MAX_AGE") == 0:
-            connections[alias].settings_dict["CONN_MAX_AGE"] = 600
+        found = connections[alias].settings_dict
+        # A pooled connection is already kept: a thread holds its connection until it closes
+        # it, and Django refuses CONN_MAX_AGE beside a pool.
+        if found.get("CONN_MAX_AGE") == 0 and not found.get("OPTIONS", {}).get("pool"):
+            found["CONN_MAX_AGE"] = 600
 
 
 def _slow_loop(every: float) -> None:
