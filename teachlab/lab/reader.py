@@ -35,6 +35,10 @@ IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long
 # in short blocks so a renumbered entry is not waited past.
 SUSPECT_SECONDS = 30.0
 SUSPECT_BLOCK_MS = 500
+# A quiet log's read returns empty after this long and is asked again. It must stay under the
+# client's socket timeout (redis-py 8's default is 5 s): a 5 s block timed out as "Redis does
+# not answer" whenever a run was quiet for 5 s, and every open page showed the outage banner.
+IDLE_BLOCK_MS = 2000
 RETRY_SECONDS = 0.5
 
 
@@ -46,10 +50,14 @@ class Batch:
     last: str  # id of the last entry in it: what a watcher has seen once it has this batch
     events: list[dict]
     done: dict | None = None  # the run's summary when the batch holds its end marker
-    html: str = ""
+    # The run page's frame for it; None when no watcher wanted one as it was read (a
+    # workshop room draws its own), and then a page that needs it later gets a redraw.
+    html: str | None = ""
 
 
 class Watcher(Protocol):
+    # Optional: `wants_batch_html = False` for a watcher that draws the events itself, so a
+    # reader watched only by workshop rooms renders no run-page HTML.
     async def reader_deliver(self, batches: list[Batch], *, redraw: str | None) -> None: ...
 
     # Optional: told when the lab's Redis stops answering (down=True) and answers again.
@@ -116,7 +124,7 @@ class RunReader:
                 suspect = self.down or time.monotonic() < self.suspect_until
                 if suspect:
                     await self._after_outage(r)
-                block = SUSPECT_BLOCK_MS if suspect else 5000
+                block = SUSPECT_BLOCK_MS if suspect else IDLE_BLOCK_MS
                 found = await r.xread({key: self.last}, count=READ_COUNT, block=block)
                 if not found:
                     continue
@@ -133,7 +141,9 @@ class RunReader:
                 if self.stopping or asyncio.current_task().cancelling():
                     return
                 if not self.down:
-                    log.warning("lab reader %s: the lab's Redis does not answer", self.run_id)
+                    log.warning(
+                        "lab reader %s: the lab's Redis does not answer", self.run_id, exc_info=True
+                    )
                     await self._set_down(True)
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
@@ -209,9 +219,12 @@ class RunReader:
         if done is not None:
             self.done = done
         batch = Batch(after=self.last, last=entries[-1][0], events=events, done=done)
-        batch.html = render_batch_html(
-            events, done=done, last=batch.last, picture=self.picture, history=self.events
-        )
+        if any(getattr(w, "wants_batch_html", True) for w in self.watchers):
+            batch.html = render_batch_html(
+                events, done=done, last=batch.last, picture=self.picture, history=self.events
+            )
+        else:
+            batch.html = None
         self.last = batch.last
         self.batches.append(batch)
         if len(self.batches) > KEEP_BATCHES:
@@ -224,7 +237,8 @@ class RunReader:
             return []
         for i, batch in enumerate(self.batches):
             if batch.after == after:
-                return self.batches[i:]
+                missed = self.batches[i:]
+                return None if any(b.html is None for b in missed) else missed
         return None
 
     def redraw(self) -> str:
