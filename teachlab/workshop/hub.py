@@ -18,15 +18,17 @@ from channels.layers import get_channel_layer
 
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
-from teachlab.workshop.broadcast import room_group
+from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part, room_group
 from teachlab.workshop.models import Room, SharedRun
 from teachlab.workshop.predictions import shared_run_finish
 
 log = logging.getLogger(__name__)
 
 # Lab events arriving within this window go out together: a 200-task run fires hundreds of
-# events in a second or two, and one frame per event per phone would swamp the server.
-RUN_BATCH_SECONDS = 0.1
+# events in a second or two, and one frame per event per phone would swamp the server. Events
+# that arrive while a frame is going out to every screen go in the next frame, sent as soon as
+# that one is out, so a burst's frames follow each other as fast as the screens take them.
+RUN_BATCH_SECONDS = 0.03
 CLOSE_REMOVED = 4403  # like a refused socket: htmx's ws extension does not reconnect on 4xxx
 
 
@@ -55,6 +57,7 @@ class RoomHub:
         self.catching: list[dict] | None = None  # live events seen while catching up
         self.seqs: set[int] = set()  # event numbers the screens already hold
         self.catch_up: asyncio.Task | None = None
+        self.refreshing: dict[str, asyncio.Task] = {}  # presenter parts to redraw soon
         self.stopping = False
 
     async def start(self, run_id: str = "") -> None:
@@ -70,7 +73,7 @@ class RoomHub:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self.task, timeout=2)
-        for task in (self.flusher, self.catch_up):
+        for task in (self.flusher, self.catch_up, *self.refreshing.values()):
             if task is not None:
                 task.cancel()
         if self.channel is not None:
@@ -138,6 +141,8 @@ class RoomHub:
             )
             if message.get("personal"):
                 await self.push_personal(list(message["personal"]))
+        elif kind == "room.refresh" and message.get("part"):
+            self.refresh_soon(str(message["part"]))
         elif kind == "room.follow" and message.get("run_id"):
             await self.follow_run(str(message["run_id"]))
         elif kind == "lab.event":
@@ -150,6 +155,28 @@ class RoomHub:
                 run_id=str(message.get("run") or ""),
                 summary=message.get("summary"),
             )
+
+    def refresh_soon(self, part: str) -> None:
+        """Redraw a presenter-only part for this process's presenters, once for a burst of
+        asks (broadcast.send_refresh); a process with no presenter draws nothing."""
+        if not any(m.is_presenter for m in self.members):
+            return
+        task = self.refreshing.get(part)
+        if task is None or task.done():
+            self.refreshing[part] = asyncio.create_task(self.refresh_later(part))
+
+    async def refresh_later(self, part: str) -> None:
+        await asyncio.sleep(PRESENTER_REFRESH_SECONDS)
+        # Let go of the slot before reading, so a change stored after the read asks again.
+        self.refreshing.pop(part, None)
+        html = await database_sync_to_async(presenter_part)(room_id=self.room_id, part=part)
+        if html:
+            for member in list(self.members):
+                if member.is_presenter:
+                    try:
+                        await member.hub_push(html)
+                    except Exception:  # noqa: BLE001 - a socket that went away mid-send
+                        log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 
     def take_event(self, message: dict) -> None:
         seq = (message.get("event") or {}).get("seq") or 0
@@ -164,7 +191,10 @@ class RoomHub:
 
     async def flush_later(self) -> None:
         await asyncio.sleep(RUN_BATCH_SECONDS)
-        await self.flush()
+        # Not one flush: events taken during the fan-out found this task still running and
+        # started no other, so they would wait for the next event, seconds away at a run's end.
+        while self.pending:
+            await self.flush()
 
     async def flush(self) -> None:
         events, self.pending = self.pending, []
@@ -218,6 +248,8 @@ class RoomHub:
 
 class LabFeed:
     """The room hub as a watcher of the lab's reader for its run (teachlab/lab/reader.py)."""
+
+    wants_batch_html = False  # the room draws its own frames (fragments.run_event_frames)
 
     def __init__(self, hub: RoomHub) -> None:
         self.hub = hub

@@ -331,3 +331,21 @@ async def test_new_moderation_frames_are_checked_and_refused_with_a_message(room
     assert not (await db(Room.objects.get)(pk=room.pk)).joins_locked
     await participant.disconnect()
     await presenter.disconnect()
+
+
+@sockets
+@asynctest
+async def test_a_burst_of_joins_redraws_the_console_seat_list_once_not_once_per_join(
+    room, instructor
+):
+    presenter = await presenter_socket(room, instructor)
+    await presenter.receive_nothing(timeout=0.5)  # what the console gets on connecting
+    for i in range(12):
+        await db(rooms.seat_join)(room=room, nickname=f"p{i:02d}")
+    frames = []
+    while not await presenter.receive_nothing(timeout=1):
+        frames.append(await presenter.receive_from())
+    seat_lists = [f for f in frames if 'id="ws-seats"' in f]
+    assert 1 <= len(seat_lists) <= 3, f"{len(seat_lists)} seat lists for 12 joins"
+    assert "<strong>12</strong> joined" in seat_lists[-1]
+    assert all(f"<li>p{i:02d}</li>" in seat_lists[-1] for i in range(12))
