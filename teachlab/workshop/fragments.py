@@ -111,6 +111,8 @@ def lab_picture(run_id: str, *, events: list[dict] | None = None) -> dict:
     return {
         "picture": picture_from(events),
         "counts": events[-1]["counts"] if events else run_summary(run),
+        # a run that is over gives its amplification in the counters (lab/run.html#counters)
+        "final": run.status != Run.Status.RUNNING,
         "seqs": [e["seq"] for e in events if e.get("seq")],
     }
 

@@ -168,6 +168,9 @@ def test_a_finished_batch_shows_copies_per_task_and_receipts_over_time(client, s
     assert "Amplification: <strong>2.00×</strong>" in text  # (3×1 + 3×3) / 6
     assert "1×</span>" in text and "3×</span>" in text
     assert "Receipts over time" in text
+    # The watched run is over, so its counters give the amplification too, as the run page does.
+    counter = text[text.index('data-counter="amplification"') :].split("</dd>")[0]
+    assert "2.00×" in counter and "after the run" not in counter
 
 
 def test_any_run_of_the_learner_has_a_copies_per_task_page_and_fragment(client, settings):

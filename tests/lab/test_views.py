@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 import time
 
 import pytest
@@ -158,6 +159,19 @@ def test_history_lists_only_the_learners_own_runs(client, learner):
     assert f"/lab/runs/{mine.id}/" in page
     assert theirs.id not in page
     assert "1 task, countdown 25 s" in page
+
+
+def test_history_gives_amplification_only_for_runs_that_are_over(client, learner):
+    # Three receipts and no execution yet: mid-run the ratio would read 0.00x, not a result.
+    _run(learner)
+    running = _run(learner)
+    Run.objects.filter(pk=running.pk).update(status=Run.Status.RUNNING, settled_at=None)
+    page = client.get("/lab/runs/").content.decode()
+    rows = dict(re.findall(r'<tr>\s*<td><a href="/lab/runs/([^/]+)/"(.*?)</tr>', page, re.S))
+    assert len(rows) == 2
+    assert "after the run" in rows[running.id] and "×" not in rows[running.id]
+    done = next(row for run_id, row in rows.items() if run_id != running.id)
+    assert "0.00×" in done and "after the run" not in done
 
 
 def test_replay_frames_carry_each_event_as_the_live_fragment(client, learner):

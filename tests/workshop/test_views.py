@@ -230,3 +230,38 @@ def test_a_closed_room_accepts_no_presenter_action_and_says_why(room, instructor
     room.refresh_from_db()
     assert room.question_slug == "" and room.claim_round is None and room.shared_run is None
     assert not ClaimRound.objects.exists()
+
+
+def test_a_room_drawn_after_its_run_is_over_gives_the_amplification(room, instructor):
+    # A page load or a socket that joins after the shared run settled draws the counters
+    # from the lab's picture: the run is over, so amplification is a result, not "after the run".
+    from django.utils import timezone
+
+    from lessons.models import Learner
+    from teachlab.lab.models import Run, RunEvent
+    from teachlab.workshop import fragments
+    from teachlab.workshop.models import SharedRun
+
+    learner, _ = Learner.objects.get_or_create(user=instructor)
+    run = Run.objects.create(
+        learner=learner, lane="redis-short", params={"count": 1}, task_ids=["task-1"],
+        label=f"room:{room.code}", status=Run.Status.RUNNING,
+    )  # fmt: skip
+    for seq, kind in enumerate(("received", "started", "finished"), 1):
+        RunEvent.objects.create(
+            run=run, seq=seq, kind=kind, task_id="task-1", index=0, copy=1, worker="w1",
+            at=1000.0 + seq, t=float(seq),
+        )  # fmt: skip
+    shared = SharedRun.objects.create(
+        room=room, title="one task", prompt="How many?", run_id=run.id, fired_at=timezone.now()
+    )
+    Room.objects.filter(pk=room.pk).update(shared_run=shared)
+
+    def amplification() -> str:
+        room.refresh_from_db()
+        html = fragments.participant_html(room, ["live"], live=True)
+        return html[html.index('data-counter="amplification"') :].split("</dd>")[0]
+
+    assert "after the run" in amplification()  # while it runs
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE)
+    assert "1.00×" in amplification() and "after the run" not in amplification()

@@ -195,6 +195,7 @@ def _live_context(run: Run) -> dict:
     return {
         "run": run,
         "is_live": live,
+        "final": not live,  # a run that is over shows its amplification, as the run page does
         "picture": picture_from([] if live else run_events(run)),
         "counts": run_summary(run),
         "t0": f"{run.fired_at:.3f}",
