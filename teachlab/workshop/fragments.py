@@ -150,6 +150,11 @@ def run_event_frames(events: list[dict]) -> list[str]:
     return frames
 
 
+def run_final_counters(summary: dict) -> str:
+    """The run's counters once it is over, amplification included (lab/run.html#counters)."""
+    return render_parts(PARTICIPANT, ["run_rows"], {"rows": [], "counts": summary, "final": True})
+
+
 def leaderboard_context(room: Room, *, seat: Seat | None = None, board=None) -> dict:
     """The leaderboard's top rows and `seat`'s standing; `board` None while it is hidden."""
     if not room.leaderboard:

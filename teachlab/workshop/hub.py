@@ -150,6 +150,12 @@ class RoomHub:
                 self.catching.append(message)
             self.take_event(message)
         elif kind == "lab.done":
+            # The last receipts, then the counters as a finished run shows them (the
+            # amplification waits for the end), then the stored outcome (run_done's push).
+            await self.flush()
+            if isinstance(message.get("summary"), dict):
+                html = fragments.run_final_counters(message["summary"])
+                await self.fan_out(participant=html, presenter=html, screen=html)
             await database_sync_to_async(run_done)(
                 room_id=self.room_id,
                 run_id=str(message.get("run") or ""),

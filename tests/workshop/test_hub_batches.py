@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from teachlab.workshop import fragments, hub
 
 
@@ -61,3 +63,24 @@ def test_a_burst_within_the_batch_window_goes_out_as_one_frame(monkeypatch):
         return screen.frames
 
     assert asyncio.run(scenario()) == ["1,2,3,4,5"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_end_of_a_run_sends_its_last_receipts_then_the_finished_counters(monkeypatch):
+    """While a run goes on the counters say the amplification comes after the run; at its
+    end every screen gets the counters with the amplification, after the last receipts."""
+    monkeypatch.setattr(fragments, "run_event_frames", _frames_of_seqs)
+
+    async def scenario() -> list[str]:
+        room = hub.RoomHub(room_id=0)  # no such room: nothing stored, the frames still go
+        screen = SlowScreen(delay=0)
+        room.members.add(screen)
+        room.take_event({"event": {"seq": 7}})
+        summary = {"tasks": 2, "receipts": 5, "executions": 5, "amplification": 2.5}
+        await room.dispatch({"type": "lab.done", "run": "r", "summary": summary})
+        return screen.frames
+
+    frames = asyncio.run(scenario())
+    assert frames[0] == "7"
+    assert 'id="counters"' in frames[1] and 'data-seq="final"' in frames[1]
+    assert "2.50×" in frames[1] and "after the run" not in frames[1]
