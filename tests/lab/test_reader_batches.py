@@ -4,12 +4,23 @@ those batches gets a full redraw instead of frames that were never drawn."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from teachlab.lab.fragments import Picture
 from teachlab.lab.reader import RunReader
 
 pytestmark = pytest.mark.django_db
+
+
+def on_a_loop_of_its_own(scenario):
+    """Run the async scenario on a fresh loop in a thread: a browser test earlier in the
+    session leaves Playwright's loop on this thread, where asyncio.run refuses to start."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, scenario()).result()
 
 
 def _received(seq: int) -> tuple[str, dict[str, str]]:
@@ -88,4 +99,4 @@ def test_a_run_quiet_for_longer_than_the_redis_clients_timeout_is_not_reported_a
         await reader_leave("quiet-run", page)
         return page.statuses
 
-    assert asyncio.run(scenario()) == []
+    assert on_a_loop_of_its_own(scenario) == []

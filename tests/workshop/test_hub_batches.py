@@ -10,6 +10,15 @@ import pytest
 from teachlab.workshop import fragments, hub
 
 
+def on_a_loop_of_its_own(scenario):
+    """Run the async scenario on a fresh loop in a thread: a browser test earlier in the
+    session leaves Playwright's loop on this thread, where asyncio.run refuses to start."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, scenario()).result()
+
+
 class SlowScreen:
     """A member whose every frame takes `delay` seconds to go out (300 phones, one by one)."""
 
@@ -46,7 +55,7 @@ def test_events_that_arrive_during_a_fan_out_go_out_next_without_waiting_for_ano
         await asyncio.sleep(0.6)  # no further event comes
         return screen.frames
 
-    assert asyncio.run(scenario()) == ["1", "2,3"]
+    assert on_a_loop_of_its_own(scenario) == ["1", "2,3"]
 
 
 def test_a_burst_within_the_batch_window_goes_out_as_one_frame(monkeypatch):
@@ -62,7 +71,7 @@ def test_a_burst_within_the_batch_window_goes_out_as_one_frame(monkeypatch):
         await asyncio.sleep(hub.RUN_BATCH_SECONDS + 0.1)
         return screen.frames
 
-    assert asyncio.run(scenario()) == ["1,2,3,4,5"]
+    assert on_a_loop_of_its_own(scenario) == ["1,2,3,4,5"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -80,7 +89,7 @@ def test_the_end_of_a_run_sends_its_last_receipts_then_the_finished_counters(mon
         await room.dispatch({"type": "lab.done", "run": "r", "summary": summary})
         return screen.frames
 
-    frames = asyncio.run(scenario())
+    frames = on_a_loop_of_its_own(scenario)
     assert frames[0] == "7"
     assert 'id="counters"' in frames[1] and 'data-seq="final"' in frames[1]
     assert "2.50×" in frames[1] and "after the run" not in frames[1]
