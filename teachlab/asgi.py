@@ -8,12 +8,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
 # Django must be set up before anything imports models (consumers do).
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddleware  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 
 from teachlab.cookies import NulCookiesSocket  # noqa: E402
+from teachlab.dbasync import socket_auth  # noqa: E402
 from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -21,11 +21,10 @@ application = ProtocolTypeRouter(
         # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT).
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions.
+            # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions
+            # and the user looked up in the loop's thread pool (teachlab/dbasync.py).
             CookieMiddleware(
-                NulCookiesSocket(
-                    SessionMiddleware(AuthMiddleware(URLRouter(websocket_urlpatterns)))
-                )
+                NulCookiesSocket(SessionMiddleware(socket_auth(URLRouter(websocket_urlpatterns))))
             )
         ),
     }

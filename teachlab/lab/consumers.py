@@ -11,11 +11,11 @@ import json
 import time
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
+from teachlab.dbasync import NoHopDispatch, db_async
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
@@ -29,7 +29,7 @@ REPLAY_SPEEDS = {1.0, 10.0}
 REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
 
 
-@database_sync_to_async
+@db_async
 def owned_run(scope: dict, run_id: str):
     from teachlab.lab.reading import run_for_learner
 
@@ -39,7 +39,7 @@ def owned_run(scope: dict, run_id: str):
     return run_for_learner(run_id, learner)
 
 
-@database_sync_to_async
+@db_async
 def stored_events(run) -> list[dict]:
     from teachlab.lab.reading import run_events
 
@@ -64,7 +64,7 @@ def _broker_look_sync(lane_name: str):
     return snapshot
 
 
-@database_sync_to_async
+@db_async
 def broker_look(lane_name: str):
     """One look at the lane's broker for a page that just connected. A class opening the same
     run at once shares one look per half second: each look reads and decodes up to 300
@@ -133,7 +133,7 @@ def holders_frame(run_id: str, rows: tuple, *, unacked: int | None) -> str:
 _workers_looks: list[tuple[float, list | None]] = []
 
 
-@database_sync_to_async
+@db_async
 def workers_look():
     """The worker registry for a page that just connected, shared for half a second like the
     broker look (it asks the OS about every local worker process)."""
@@ -179,7 +179,7 @@ def _query(scope: dict) -> dict[str, str]:
     return {key: values[-1] for key, values in raw.items() if values}
 
 
-class RunConsumer(AsyncWebsocketConsumer):
+class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
     """Lab events come from the run's reader (reader.py); broker snapshots from the process's
     hub for the lane's group (hub.py)."""
 
@@ -281,7 +281,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         from teachlab.lab.lanes import lane_get
 
         try:
-            lane = await database_sync_to_async(lane_get)(run.lane)
+            lane = await db_async(lane_get)(run.lane)
         except LabError:  # a lane taken out of the configuration since the run
             return ""
         if lane.kind != "redis":

@@ -18,8 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from channels.db import database_sync_to_async
-
+from teachlab.dbasync import db_async
 from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
 
 log = logging.getLogger(__name__)
@@ -100,7 +99,7 @@ class RunReader:
     async def _load_stored(self) -> None:
         """When the stream no longer starts at seq 1 (trimmed, expired), start from the
         database and read the stream after what it holds."""
-        first, stored = await database_sync_to_async(_stored_start)(self.run_id)
+        first, stored = await db_async(_stored_start)(self.run_id)
         self.prediction = stored.get("prediction")
         if first == 1 or not stored["events"]:
             return

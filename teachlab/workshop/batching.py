@@ -13,12 +13,12 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from channels.db import database_sync_to_async
+from teachlab.dbasync import db_async
 
 
 class RoomBatcher:
     """Queue items per room and hand each batch to `handle(room_id, items)` (sync, run through
-    database_sync_to_async), which returns one result per item, in order."""
+    db_async), which returns one result per item, in order."""
 
     def __init__(self, handle: Callable[[int, list], list]) -> None:
         self.handle = handle
@@ -43,9 +43,7 @@ class RoomBatcher:
                 batch = self.queues[key][:]
                 self.queues[key].clear()
                 try:
-                    results = await database_sync_to_async(self.handle)(
-                        room_id, [item for item, _ in batch]
-                    )
+                    results = await db_async(self.handle)(room_id, [item for item, _ in batch])
                 except Exception as exc:  # noqa: BLE001 - every waiter hears of it
                     results = [exc] * len(batch)
                 for (_, future), result in zip(batch, results, strict=True):

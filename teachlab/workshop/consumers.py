@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 import secrets
 
-from channels.consumer import get_handler_name
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
+from teachlab.dbasync import NoHopDispatch, db_async
 from teachlab.workshop import (
     broadcast,
     fragments,
@@ -42,7 +41,7 @@ REFRESHES = {"predict": "spread"}  # what the presenter redraws after each
 COUNTED = {"vote", "predict", "answer"}  # what changes the live counts (livecounts.py)
 
 
-class RoomSocket(AsyncWebsocketConsumer):
+class RoomSocket(NoHopDispatch, AsyncWebsocketConsumer):
     # No channel of its own: room messages reach a socket through its process's hub, so 300
     # sockets cost one channel-layer subscription instead of 300.
     channel_layer_alias = "workshop-sockets-listen-through-the-hub"
@@ -56,7 +55,7 @@ class RoomSocket(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.room_id = None
         code = self.scope["url_route"]["kwargs"]["code"]
-        found = await database_sync_to_async(self.identify)(code)
+        found = await db_async(self.identify)(code)
         if found is None:
             await self.close(code=CLOSE_REFUSED)
             return
@@ -64,21 +63,12 @@ class RoomSocket(AsyncWebsocketConsumer):
         self.room_id = room.pk
         await self.accept()
         if not room.is_open:
-            await self.send(text_data=await database_sync_to_async(self.render_ended)())
+            await self.send(text_data=await db_async(self.render_ended)())
             await self.close(code=CLOSE_ENDED)
             return
         await hub_join(self.room_id, self, run_id=run_id)
-        await self.send(text_data=await database_sync_to_async(self.render_state)())
+        await self.send(text_data=await db_async(self.render_state)())
         await self.presence_change(entering=True)
-
-    async def dispatch(self, message) -> None:
-        """Channels' dispatch without its database hop per message: every database call here
-        goes through database_sync_to_async, which closes stale connections in its own hop.
-        With a whole room voting at once this halves the queue for the one database thread."""
-        handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
-            raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
 
     async def disconnect(self, code) -> None:
         if self.room_id is not None:
@@ -121,7 +111,7 @@ class RoomSocket(AsyncWebsocketConsumer):
             await self.send(text_data=html)
 
     async def act_async(self, frame: Frame) -> str:
-        return await database_sync_to_async(self.act)(frame)
+        return await db_async(self.act)(frame)
 
     async def over_budget(self) -> str:
         """Why this frame is refused before it is read, or "" to go ahead."""

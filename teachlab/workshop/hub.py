@@ -13,9 +13,9 @@ import contextlib
 import logging
 from typing import Protocol
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
+from teachlab.dbasync import db_async
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part, room_group
@@ -97,7 +97,7 @@ class RoomHub:
     async def catch_up_with(self, run_id: str, events: list[dict]) -> None:
         """Redraw the run section from the reader's events, then send again what came live
         meanwhile (the redraw replaced it on the screens)."""
-        html, stored = await database_sync_to_async(live_snapshot)(
+        html, stored = await db_async(live_snapshot)(
             room_id=self.room_id, run_id=run_id, events=events
         )
         await self.flush()
@@ -156,7 +156,7 @@ class RoomHub:
             if isinstance(message.get("summary"), dict):
                 html = fragments.run_final_counters(message["summary"])
                 await self.fan_out(participant=html, presenter=html, screen=html)
-            await database_sync_to_async(run_done)(
+            await db_async(run_done)(
                 room_id=self.room_id,
                 run_id=str(message.get("run") or ""),
                 summary=message.get("summary"),
@@ -175,7 +175,7 @@ class RoomHub:
         await asyncio.sleep(PRESENTER_REFRESH_SECONDS)
         # Let go of the slot before reading, so a change stored after the read asks again.
         self.refreshing.pop(part, None)
-        html = await database_sync_to_async(presenter_part)(room_id=self.room_id, part=part)
+        html = await db_async(presenter_part)(room_id=self.room_id, part=part)
         if html:
             for member in list(self.members):
                 if member.is_presenter:
@@ -240,7 +240,7 @@ class RoomHub:
         seats = {m.seat_id for m in self.members if not m.is_presenter and m.seat_id}
         if not seats:
             return
-        by_seat = await database_sync_to_async(fragments.personal_html)(
+        by_seat = await db_async(fragments.personal_html)(
             room_id=self.room_id, kinds=kinds, seat_ids=seats
         )
         for member in list(self.members):

@@ -382,3 +382,23 @@ async def test_a_second_socket_of_the_same_seat_shares_its_frame_budget(
     assert "Too many messages" in replies[3]
     await first.disconnect()
     await second.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+@asynctest
+async def test_a_handshake_does_not_wait_behind_other_sockets_database_work(room):
+    """Channels runs every socket's database calls in one shared thread; at 300 clients the
+    soak's handshakes, votes and guesses queued there for up to 15 s. Ours go to the loop's
+    thread pool (teachlab/dbasync.py): a join completes while that thread is busy."""
+    import asyncio
+    import time
+
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    busy = asyncio.ensure_future(db(time.sleep)(2.0))  # another socket's slow query
+    await asyncio.sleep(0.1)
+    started = time.monotonic()
+    comm = await join_socket(seat)
+    took = time.monotonic() - started
+    await busy
+    await comm.disconnect()
+    assert took < 1.5, f"the handshake waited {took:.1f} s for the shared database thread"
