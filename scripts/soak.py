@@ -327,6 +327,14 @@ class Learner:
             self.tally.error("join", f"status {status}")
             return
         await self.get(headers.get("location", f"/workshop/r/{self.room.code}/"))
+        await self._socket_open()
+
+    async def _socket_open(self) -> None:
+        """The room socket (again), with a queue of its own for the answers to our frames."""
+        if self.ws is not None:
+            old, self.ws = self.ws, None
+            await old.close()
+        self.acks = asyncio.Queue()
         ws_url = self.args.url.replace("http", "ws", 1) + f"/ws/workshop/{self.room.code}/"
         self.ws = await connect(
             ws_url,
@@ -335,18 +343,18 @@ class Learner:
             max_size=None,
         )
         await self.ws.recv()  # the room as it stands
-        asyncio.ensure_future(self.listen())
+        asyncio.ensure_future(self.listen(self.ws, self.acks))
 
-    async def listen(self) -> None:
+    async def listen(self, ws, acks: asyncio.Queue) -> None:
         """Every frame the room sends (broadcasts, the run's receipts); answers to our own
         frames (they carry #ws-error) go to the queue."""
         try:
-            async for frame in self.ws:
+            async for frame in ws:
                 self.tally.frames_received += 1
                 if 'id="ws-error"' in frame:
-                    await self.acks.put(frame)
+                    await acks.put(frame)
         except Exception as exc:  # noqa: BLE001 - a socket dropped is an error to report
-            if time.monotonic() < self.deadline:
+            if time.monotonic() < self.deadline and ws is self.ws:
                 self.tally.error("room socket closed", repr(exc))
 
     async def page(self) -> None:
@@ -397,7 +405,13 @@ class Learner:
             return None
         started = time.perf_counter()
         await self.ws.send(json.dumps(frame))
-        reply = await asyncio.wait_for(self.acks.get(), timeout=15)
+        try:
+            reply = await asyncio.wait_for(self.acks.get(), timeout=15)
+        except TimeoutError:
+            # Its answer may still come, and would then be taken as the answer to the next
+            # frame (a refused vote counted as acknowledged, then "lost"): a new socket.
+            await self._socket_open()
+            raise
         self.tally.time(kind, time.perf_counter() - started)
         match = WS_ERROR.search(reply)
         if match and match.group(1).strip():
