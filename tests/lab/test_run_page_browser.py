@@ -180,6 +180,15 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         )
         shown = [int(label.split()[1]) for label, _top in sorted(tops, key=lambda x: x[1])]
         assert shown == list(range(20)), shown  # sorted by ETA however they arrived
+        # Every chart has its legend; every bar of the timeline can be seen (>= 4 x 6 px).
+        figures = batch.locator("figure")
+        assert figures.count() >= 2
+        assert batch.locator("figure .plot-legend").count() == figures.count()
+        bars = batch.locator(".tl-hold").evaluate_all(
+            "bars => bars.map(b => [b.getBoundingClientRect().width,"
+            " b.getBoundingClientRect().height])"
+        )
+        assert bars and all(w >= 4 and h >= 6 for w, h in bars), bars
         assert batch.evaluate(
             "getComputedStyle(document.getElementById('timeline-rows')).overflowY"
         ) in {"visible", "clip"}
