@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
+from teachlab.dbthreads import connection_release
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.experiments.runner import experiment_execute, prediction_parse, timing_parse
@@ -185,6 +186,7 @@ def attempt_work(*, attempt_id: str) -> None:
         try:
             while not done.wait(BEAT):
                 Attempt.objects.filter(id=attempt_id).update(beat_at=timezone.now())
+                connection_release()
         finally:
             connection.close()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from teachlab.dbthreads import closes_connections, connection_release
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.runner import experiment_execute
 from teachlab.lab.lanes import lane_get
@@ -70,11 +71,14 @@ def experiments_run_many(
             taken = set().union(*busy.values()) if busy else set()
             startable = next((e for e in pending if not brokers_touched(e) & taken), None)
             if startable is None:
+                connection_release()
                 changed.wait(timeout=1)
                 continue
             pending.remove(startable)
             busy[startable.slug] = brokers_touched(startable)
-            threading.Thread(target=work, args=(startable,), daemon=True).start()
+            threading.Thread(
+                target=closes_connections(work), args=(startable,), daemon=True
+            ).start()
     return [results[e.slug] for e in experiments]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from django.db import close_old_connections, connection
 
+from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import LabError
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.checks import (
@@ -140,6 +141,7 @@ def _feed(state: RunState) -> None:
     try:
         while not state.stop_feeding.is_set() and len(sent) < len(state.run.task_ids):
             feeder_tick(run=state.run, sent=sent)
+            connection_release()
             state.stop_feeding.wait(TICK)
     except Exception as exc:  # the verdict must say the feeder broke, not hang
         log.exception("feeder for run %s failed", state.run.id)
@@ -163,6 +165,7 @@ def _until(*, states: dict[str, RunState], condition: dict) -> bool:
     while time.monotonic() < deadline:
         if _condition_met(states=states, condition=condition):
             return True
+        connection_release()
         time.sleep(POLL)
     return _condition_met(states=states, condition=condition)
 
@@ -216,6 +219,7 @@ def lane_ready(*, lane: str, within: float = READY_WITHIN) -> bool:
         alive = _alive(lane)
         if len(alive) >= wanted and all(w.get("state") == "running" for w in alive):
             return True
+        connection_release()
         time.sleep(0.5)
     return False
 
@@ -250,6 +254,7 @@ def _run_steps(
             ((key, value),) = step.items()
             if key == "wait":
                 _say(state, started, f"Waiting {value:g} s", progress)
+                connection_release()
                 time.sleep(float(value))
             elif key == "until":
                 _say(state, started, until_text(value, own_run=state.spec["name"]), progress)
@@ -440,6 +445,7 @@ def experiment_execute(
         )
         thread.start()
         threads.append(thread)
+    connection_release()  # the runs' threads query while this one waits for them
     for thread in threads:
         thread.join()
     close_old_connections()
