@@ -20,6 +20,7 @@ from django.template import Template
 from django.test.utils import _TestState
 
 from teachlab.lab.store import app_redis
+from tests.fuzz.world import INPUTS_SENT, WriteWatch
 
 FUZZ_REDIS_DB = 12  # none of settings.REDIS_DB_* nor a lane's database (lanes.py) uses it
 
@@ -29,6 +30,7 @@ def fuzz_without_test_overheads(monkeypatch, settings):
     saved = getattr(_TestState, "saved_data", None)
     if saved is not None:
         monkeypatch.setattr(Template, "_render", saved.template_render)
+    WriteWatch.install(monkeypatch)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.REDIS_DB_APP = FUZZ_REDIS_DB
     app_redis().flushdb()
@@ -39,3 +41,14 @@ def fuzz_without_test_overheads(monkeypatch, settings):
     yield
     for logger, level in zip(quiet, levels, strict=True):
         logger.setLevel(level)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many generated inputs each target got: the evidence for the count CI promises."""
+    if not INPUTS_SENT:
+        return
+    fewest = min(INPUTS_SENT, key=INPUTS_SENT.get)
+    terminalreporter.write_line(
+        f"fuzz: {sum(INPUTS_SENT.values())} generated inputs over {len(INPUTS_SENT)} targets, "
+        f"fewest {INPUTS_SENT[fewest]} ({fewest}), most {max(INPUTS_SENT.values())}"
+    )

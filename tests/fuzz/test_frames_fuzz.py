@@ -23,9 +23,9 @@ from teachlab.workshop.consumers import CLOSE_ENDED, ParticipantSocket, Presente
 from teachlab.workshop.hub import CLOSE_REMOVED
 from teachlab.workshop.models import Room, Seat
 from teachlab.workshop.rooms import seat_cookie_name
-from tests.fuzz.strategies import FUZZ, frame_text
+from tests.fuzz.strategies import BATCH, FUZZ, frame_text
 from tests.fuzz.targets import FRAMES, WS_ERROR
-from tests.fuzz.world import state, state_changes, world_build
+from tests.fuzz.world import inputs_counted, state, state_changes, world_build
 from tests.lessons.quiz_support import QUIZ_FIXTURES
 from tests.workshop.conftest import socket
 
@@ -113,7 +113,7 @@ class Sockets:
 
 
 @pytest.fixture
-def sockets(settings, monkeypatch):
+def sockets(settings, monkeypatch, request):
     settings.LESSONS_DIR = QUIZ_FIXTURES
     monkeypatch.setattr(ParticipantSocket, "frame_limit", 10**9)
     monkeypatch.setattr(PresenterSocket, "frame_limit", 10**9)
@@ -125,6 +125,7 @@ def sockets(settings, monkeypatch):
     yield world, socks, loop
     loop.run(socks.close_all())
     loop.stop()
+    inputs_counted(request.node.name, world.sent)
 
 
 def _accepted(which: str, reply: str | None) -> bool:
@@ -144,11 +145,18 @@ def test_any_frame_gets_its_answer_keeps_the_socket_and_a_refused_one_changes_no
 ):
     world, socks, loop = sockets
     target = FRAMES[name]
-    which = data.draw(st.sampled_from(target.sockets), label="socket")
-    text = data.draw(frame_text(target.shape(world)), label="frame")
-    as_bytes = data.draw(st.integers(0, 19), label="as bytes") == 0
+    shape = world.once(name, lambda: frame_text(target.shape(world)))
+    for _ in range(BATCH):
+        which = data.draw(st.sampled_from(target.sockets), label="socket")
+        text = data.draw(shape, label="frame")
+        as_bytes = data.draw(st.integers(0, 19), label="as bytes") == 0
+        _one_frame(world, socks, loop, name, which, text, as_bytes)
+
+
+def _one_frame(world, socks, loop, name: str, which: str, text: str, as_bytes: bool) -> None:
     message = {"bytes": text.encode()} if as_bytes else {"text": text}
     reply = loop.run(socks.exchange(which, message))
+    world.sent += 1
     after = state()
     accepted = _accepted(which, reply)
     if not accepted:

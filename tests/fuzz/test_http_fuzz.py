@@ -14,20 +14,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.strategies import FUZZ, query
+from tests.fuzz.strategies import BATCH, FUZZ, query
 from tests.fuzz.targets import CLIENTS, HTTP, PAGES, PAGES_THAT_RECORD
-from tests.fuzz.world import state, state_changes, world_build
+from tests.fuzz.world import inputs_counted, state, state_changes, world_build
 from tests.lessons.quiz_support import QUIZ_FIXTURES
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 OTHER_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+QUERY_NAMES = ["q", "tier", "after", "page", "next"]
+CHANGES_WHO_YOU_ARE = {"login", "admin/login/", "logout", "lessons:signup"}
 
 
 @pytest.fixture
-def world(settings):
+def world(settings, request):
     settings.LESSONS_DIR = QUIZ_FIXTURES
-    return world_build()
+    world = world_build()
+    yield world
+    inputs_counted(request.node.name, world.sent)
 
 
 def _send(client, method: str, url: str, data: dict, htmx: bool):
@@ -48,6 +52,21 @@ def _check(world, client_name: str, response, may_change: bool) -> None:
         assert not state_changes(world.baseline, after), (client_name, response.status_code)
 
 
+def _strategies(world, name: str) -> dict:
+    target = HTTP[name]
+    return world.once(
+        name,
+        lambda: {
+            "method": st.sampled_from(target.methods)
+            | st.sampled_from(target.methods)
+            | st.sampled_from(OTHER_METHODS),
+            "url": target.path(world),
+            "fields": target.fields(world),
+            "client": st.sampled_from(target.clients),
+        },
+    )
+
+
 @pytest.mark.parametrize("name", sorted(HTTP))
 @FUZZ
 @given(data=st.data())
@@ -59,38 +78,41 @@ def test_endpoint_never_500s_and_a_refused_input_changes_nothing(world, settings
         target.prepare(world)
         world.ids["prepared"] = True
         world.baseline = state()
-    method = data.draw(
-        st.sampled_from(target.methods)
-        | st.sampled_from(target.methods)
-        | st.sampled_from(OTHER_METHODS),
-        label="method",
-    )
-    url = data.draw(target.path(world), label="url")
-    fields = data.draw(target.fields(world), label="fields")
-    client_name = data.draw(st.sampled_from(target.clients), label="client")
-    htmx = data.draw(st.booleans(), label="htmx")
-    client = world.clients[client_name]
-    response = _send(client, method, url, fields, htmx)
-    # Only a POST the app took may change anything; every other method only reads.
-    took = method == "POST" and target.took(response)
-    _check(world, client_name, response, took)
-    if took:
-        if target.after is not None:
-            target.after(world)
-        # A sign-in, sign-up or sign-out makes the next request create its learner: let a
-        # page do that now, so it is not taken for a change made by a refused input.
-        client.get("/quiz/")
-        world.baseline = state()
+    draws = _strategies(world, name)
+    for _ in range(BATCH):
+        method = data.draw(draws["method"], label="method")
+        url = data.draw(draws["url"], label="url")
+        fields = data.draw(draws["fields"], label="fields")
+        client_name = data.draw(draws["client"], label="client")
+        htmx = data.draw(st.booleans(), label="htmx")
+        client = world.clients[client_name]
+        response = _send(client, method, url, fields, htmx)
+        world.sent += 1
+        # Only a POST the app took may change anything; every other method only reads.
+        took = method == "POST" and target.took(response)
+        _check(world, client_name, response, took)
+        if took:
+            if target.after is not None:
+                target.after(world)
+            # A sign-in, sign-up or sign-out makes the next request create its learner: let
+            # a page do that now, so it is not taken for a change made by a refused input.
+            if name in CHANGES_WHO_YOU_ARE:
+                client.get("/quiz/")
+            world.baseline = state()
 
 
 @FUZZ
 @given(data=st.data())
 def test_any_page_with_junk_in_its_path_or_query_never_500s_and_changes_nothing(world, data):
-    page = data.draw(st.sampled_from(sorted(PAGES)), label="page")
-    url = data.draw(PAGES[page](world), label="url")
-    extra = data.draw(st.none() | query(["q", "tier", "after", "page", "next"]), label="query")
-    if extra:
-        url += ("&" if "?" in url else "?") + extra
-    client_name = data.draw(st.sampled_from(CLIENTS), label="client")
-    response = _send(world.clients[client_name], "GET", url, {}, data.draw(st.booleans()))
-    _check(world, client_name, response, page in PAGES_THAT_RECORD and response.status_code < 400)
+    query_draw = world.once("query", lambda: st.none() | query(QUERY_NAMES))
+    for _ in range(BATCH):
+        page = data.draw(st.sampled_from(sorted(PAGES)), label="page")
+        url = data.draw(world.once(page, lambda page=page: PAGES[page](world)), label="url")
+        extra = data.draw(query_draw, label="query")
+        if extra:
+            url += ("&" if "?" in url else "?") + extra
+        client_name = data.draw(st.sampled_from(CLIENTS), label="client")
+        response = _send(world.clients[client_name], "GET", url, {}, data.draw(st.booleans()))
+        world.sent += 1
+        may_change = page in PAGES_THAT_RECORD and response.status_code < 400
+        _check(world, client_name, response, may_change)

@@ -2,10 +2,12 @@
 experiment attempt; another learner's; a workshop room with an instructor, a seat, an open
 claim and a shared run), and the state a refused input must leave as it was.
 
-The state is read in two SQL statements and one Redis scan per input: every row count of the
-project's models, the workshop's and attempts' changeable columns, and the lab's Redis keys
-(runs, logs, guard keys, quotas, worker controls). Throttle and frame-budget counters are left
-out: counting refused attempts is what they are for.
+The state is every row count of the project's models, the workshop's and attempts' changeable
+columns (two SQL statements), and the lab's Redis keys (runs, logs, guard keys, quotas, worker
+controls: one scan). Throttle and frame-budget counters are left out: counting refused attempts
+is what they are for. The Redis keys are read after every input; the two SQL statements only
+after an input that ran SQL other than a read (`WriteWatch`), since rows cannot change without
+one: that halves the cost of an input, which is what lets CI try 2,000 per target.
 """
 
 from __future__ import annotations
@@ -85,13 +87,60 @@ FINGERPRINT_SQL = _fingerprint_sql()
 COUNTED_ELSEWHERE = ("lab:throttle:", "lab:workers")
 
 
+class WriteWatch:
+    """Counts SQL statements that may change rows, in every thread and on every connection (the
+    sockets' database work runs in a thread pool), by wrapping Django's cursor class.
+
+    Reads are the statements that start with one of READS; anything else (INSERT, UPDATE,
+    DELETE, a WITH that may hide one, DDL) counts as a write. Erring that way only costs a
+    needless re-read of the rows, never a missed change."""
+
+    READS = ("SELECT", "SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO SAVEPOINT", "SET ", "SHOW ")
+    writes = 0
+
+    @classmethod
+    def note(cls, sql) -> None:
+        text = sql if isinstance(sql, str) else str(sql)
+        if not text.lstrip().upper().startswith(cls.READS):
+            cls.writes += 1
+
+    @classmethod
+    def install(cls, monkeypatch) -> None:
+        from django.db.backends.utils import CursorWrapper
+
+        execute, executemany = CursorWrapper.execute, CursorWrapper.executemany
+
+        def watched_execute(self, sql, params=None):
+            cls.note(sql)
+            return execute(self, sql, params)
+
+        def watched_executemany(self, sql, param_list):
+            cls.note(sql)
+            return executemany(self, sql, param_list)
+
+        monkeypatch.setattr(CursorWrapper, "execute", watched_execute)
+        monkeypatch.setattr(CursorWrapper, "executemany", watched_executemany)
+        cls.writes += 1  # whatever was read before the watch began is stale
+
+
+_rows_read: dict = {"writes": None, "rows": None}
+
+
+def rows_state() -> tuple:
+    """Row counts and changeable columns, read again only if a write ran since the last read."""
+    if _rows_read["writes"] != WriteWatch.writes or _rows_read["rows"] is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_count_sql())
+            counts = sorted(cursor.fetchall())
+            cursor.execute(FINGERPRINT_SQL)
+            columns = sorted(cursor.fetchall(), key=repr)
+        _rows_read.update(writes=WriteWatch.writes, rows=(counts, columns))
+    return _rows_read["rows"]
+
+
 def state() -> tuple:
     """What a refused input must not change: rows, changeable columns, the lab's Redis keys."""
-    with connection.cursor() as cursor:
-        cursor.execute(_count_sql())
-        counts = sorted(cursor.fetchall())
-        cursor.execute(FINGERPRINT_SQL)
-        columns = sorted(cursor.fetchall(), key=repr)
+    counts, columns = rows_state()
     return counts, columns, redis_state()
 
 
@@ -127,6 +176,15 @@ class World:
     ids: dict = field(default_factory=dict)
     good: dict = field(default_factory=dict)
     baseline: tuple = ()
+    kept: dict = field(default_factory=dict)
+    sent: int = 0  # generated inputs sent to the target
+
+    def once(self, key, build):
+        """A value built on first use and kept for the world's life: the targets' strategies,
+        which cost more to build than to draw from (and Hypothesis validates each new one)."""
+        if key not in self.kept:
+            self.kept[key] = build()
+        return self.kept[key]
 
     def reopen_room(self) -> None:
         """After an accepted close: open the room again so later inputs reach its actions."""
@@ -266,3 +324,15 @@ def world_build() -> World:
     world.baseline = state()
     world.ids["built_at"] = time.time()
     return world
+
+
+INPUTS_SENT: dict[str, int] = {}  # test id -> inputs its target was sent (conftest prints them)
+
+
+def inputs_counted(test_id: str, sent: int) -> None:
+    """Record a target's count and fail its teardown when it got fewer inputs than asked for
+    (Hypothesis stops early when a target's input space runs out)."""
+    from tests.fuzz.strategies import EXAMPLES
+
+    INPUTS_SENT[test_id] = sent
+    assert sent >= EXAMPLES, f"{test_id}: {sent} generated inputs, fewer than {EXAMPLES}"
