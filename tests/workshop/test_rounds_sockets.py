@@ -132,7 +132,10 @@ async def test_the_vote_timer_reaches_every_screen_and_a_late_vote_is_refused(
     console = await presenter_socket(room, instructor)
     await db(rounds.claim_timer_start)(room=room, seconds=30)
     for comm in (ana, screen, console):
-        frame = await receive_until(comm, 'id="ws-claimtimer"')
+        # Wait for the timer itself: a redraw queued before it started (the seat list after
+        # the join, under load) also carries an empty ws-claimtimer.
+        frame = await receive_until(comm, 'data-remaining="')
+        assert 'id="ws-claimtimer"' in frame
         remaining = float(re.search(r'data-remaining="([\d.]+)"', frame).group(1))
         assert 28 < remaining <= 30 and "Votes close in" in frame
     await send(ana, action="vote", round=str(cr.pk), choice="holds")
