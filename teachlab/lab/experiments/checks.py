@@ -103,8 +103,8 @@ def _executions(events: list[Event], _due: float, _obs: Observation) -> float:
 def _running_at_once(events: list[Event], _due: float, _obs: Observation) -> float:
     """Most copies of the task inside their body at the same moment."""
     running = peak = 0
-    order = {STARTED: 1}  # at equal times, count finishes first
-    for event in sorted(events, key=lambda e: (e.t, order.get(e.kind, 0))):
+    # At equal times a start sorts after everything else (False < True): finishes count first.
+    for event in sorted(events, key=lambda e: (e.t, e.kind == STARTED)):
         if event.kind == STARTED:
             running += 1
             peak = max(peak, running)
@@ -176,7 +176,11 @@ def _duplicates(obs: Observation) -> float:
 
 def _tasks_run_more_than_once(obs: Observation) -> float:
     return float(
-        sum(1 for v in task_metric(observation=obs, what="executions").values() if (v or 0) > 1)
+        sum(
+            1
+            for v in task_metric(observation=obs, what="executions").values()
+            if v is not None and v > 1
+        )
     )
 
 
@@ -278,8 +282,11 @@ def describe_bound(bound: object) -> str:
         text = f"{bound['what']} of run '{bound['run']}'"
         if bound.get("times", 1) != 1:
             text = f"{bound['times']} × {text}"
-        if bound.get("plus"):
-            text += f" {'+' if bound['plus'] > 0 else '−'} {abs(bound['plus'])}"
+        plus = bound.get("plus", 0)
+        if plus > 0:
+            text += f" + {plus}"
+        elif plus < 0:
+            text += f" − {-plus}"
         return text
     return _fmt(float(bound))
 
@@ -298,13 +305,14 @@ def check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -
     symbol, test = BOUNDS[op_name]
     bound = bound_value(bound=check[op_name], observations=observations)
     expected = f"{what} {symbol} {describe_bound(check[op_name])}"
-    if check.get("per", "run") == "task":
+    per_task = check.get("per") == "task"  # `per: run` is the default
+    if per_task:
         expected = f"every task: {expected}"
     says = check.get("says") or expected
     observation = observations[run]
     if bound is None:
         return CheckResult(says, run, False, expected, "the reference value was never observed")
-    if check.get("per", "run") == "task":
+    if per_task:
         values = task_metric(observation=observation, what=what)
         if not values:
             return CheckResult(says, run, False, expected, "no tasks were fired")
