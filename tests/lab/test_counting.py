@@ -9,13 +9,19 @@ import uuid
 
 import pytest
 
+from teachlab.lab import reseed
 from teachlab.lab.events import counts_view
+from teachlab.lab.store import app_redis
 from teachlab.lab.stream import (
+    ACTIVE,
+    KEY_TTL,
     counts_parse,
     done_append,
     entry_append,
     entry_event,
+    log_open,
     seq_of,
+    stream_key,
     stream_read,
 )
 
@@ -79,6 +85,14 @@ def test_counts_parse_reads_the_tally_string_and_ignores_what_is_not_a_pair():
     assert counts_parse("") == {}
     assert counts_parse("junk,received=2") == {"received": 2}
     assert counts_parse("a=5") == {"a": 5}
+    assert counts_parse(None) == {}
+    assert counts_parse("first=0,,received=12,") == {"first": 0, "received": 12}
+
+
+def test_counts_parse_raises_on_a_count_that_is_not_a_number():
+    for text in ("received=x", "received=1=2", "received="):
+        with pytest.raises(ValueError):
+            counts_parse(text)
 
 
 def test_entry_event_turns_short_fields_into_the_event_dict():
@@ -130,3 +144,81 @@ def test_entry_event_defaults_when_optional_fields_are_missing():
         ]
         == 4.0
     )
+
+
+def test_an_opened_run_keeps_its_counters_under_the_keys_other_readers_use(run, monkeypatch):
+    """settle.py reads the counts hash, the recorder the set of active runs, the consumer's
+    tests the copy counter: the append must write exactly those keys, with the run's expiry."""
+    monkeypatch.setattr(reseed, "log_floors", _no_floors)  # an opened run never needs them
+    log_open(run)
+    assert _append(run, "received", "a", w="w1") == (1, 1)
+    assert _append(run, "received", "a") == (2, 2)
+    assert _append(run, "started", "a") == (3, 2)
+    r = app_redis()
+    assert r.get(f"lab:run:{run}:seq") == "3"
+    assert r.get(f"lab:run:{run}:copy:a") == "2"
+    assert r.hgetall(f"lab:run:{run}:counts") == {"received": "2", "first": "1", "started": "1"}
+    assert r.sismember(ACTIVE, run)
+    assert not r.exists(f"lab:run:{run}:reset")  # numbering never resumed
+    for key in (f"lab:run:{run}:seq", f"lab:run:{run}:copy:a", f"lab:run:{run}:counts"):
+        assert KEY_TTL - 5 < r.ttl(key) <= KEY_TTL, key
+    assert KEY_TTL - 5 < r.ttl(stream_key(run)) <= KEY_TTL
+    entries = r.xrange(stream_key(run))
+    assert [entry_id for entry_id, _ in entries] == ["1-0", "2-0", "3-0"]
+    first = entries[0][1]
+    assert first["c"] == "1" and counts_parse(first["n"]) == {"received": 1, "first": 1}
+    assert (first["k"], first["ti"], first["w"], first["a"]) == ("received", "a", "w1", "1000.5")
+    assert stream_read(run)[2]["counts"]["executions"] == 1
+
+
+def _no_floors(**_kwargs):
+    raise AssertionError("an opened run's counters were there: no floors needed")
+
+
+def test_a_run_whose_counters_were_lost_resumes_after_what_was_stored(run, monkeypatch):
+    asked = []
+
+    def floors(*, run_id, task_id):
+        asked.append((run_id, task_id))
+        return reseed.Floors(seq=41, copy=3, counts="received=5,first=2,started=4")
+
+    monkeypatch.setattr(reseed, "log_floors", floors)
+    # The seq counter is gone (no log_open): the append asks for the floors once, then goes on.
+    assert _append(run, "received", "t7") == (42, 4)
+    assert asked == [(run, "t7")]
+    assert _append(run, "started", "t7") == (43, 4)
+    assert _append(run, "finished", "t7", known_copy=3) == (44, 3)
+    assert asked == [(run, "t7")]
+    r = app_redis()
+    assert r.get(f"lab:run:{run}:reset") == "41"  # readers learn where numbering resumed
+    counts = r.hgetall(f"lab:run:{run}:counts")
+    assert counts == {"received": "6", "first": "2", "started": "5", "finished": "1"}
+    event = stream_read(run)[0]
+    assert (event["seq"], event["copy"], event["kind"], event["task_id"]) == (
+        42,
+        4,
+        "received",
+        "t7",
+    )
+    assert event["counts"]["receipts"] == 6
+    # Another task first received after the loss numbers its copies from its own floor.
+    assert _append(run, "received", "t8") == (45, 4)
+    assert asked == [(run, "t7"), (run, "t8")]
+
+
+def test_entry_event_rounds_times_to_four_places_and_reads_a_missing_kind_as_empty():
+    fields = {"a": "1000.123456", "f": "1000.0", "p": "1000.00001"}
+    event = entry_event("r", "3-0", fields)
+    assert (event["t"], event["since_publish"]) == (0.1235, 0.1234)
+    assert event["kind"] == "" and event["seq"] == 3
+    assert (event["published_at"], event["run_started_at"]) == (1000.00001, 1000.0)
+
+
+def test_entry_event_of_the_done_marker():
+    fields = {"k": "done", "s": json.dumps({"status": "done", "receipts": 2})}
+    assert entry_event("r", "7-1", fields) == {
+        "run": "r",
+        "id": "7-1",
+        "kind": "done",
+        "summary": {"status": "done", "receipts": 2},
+    }
