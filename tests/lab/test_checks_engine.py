@@ -586,3 +586,12 @@ def test_a_delivery_logged_before_the_firing_falls_outside_the_buckets():
     events = [Event("received", "a", -0.5), Event("received", "a", 0.5, redelivered=True)]
     obs = Observation(tasks={"a": 0.0}, events=events, duration=1.0)
     assert receipts_over_time(observation=obs) == [(0.0, 0, 1), (1.0, 0, 0)]
+
+
+def test_a_delivery_at_the_runs_end_is_in_the_last_bucket_not_before_an_empty_one():
+    # The run's end and the events fall into buckets by the same floor division (1.0 // 0.1 is
+    # 9 in floating point, as 1.0 / 0.1 is 10): no empty bucket trails the last delivery.
+    obs = Observation({"a": 0.0}, [Event("received", "a", 1.0)], duration=1.0)
+    buckets = receipts_over_time(observation=obs, bucket=0.1)
+    assert len(buckets) == 10
+    assert buckets[-1][1:] == (1, 0)

@@ -360,4 +360,4 @@ def receipts_over_time(
     if not buckets:
         return []
     last = max(max(buckets), int(observation.duration // bucket))
-    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(0, last + 1)]
+    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(last + 1)]
