@@ -222,3 +222,23 @@ def test_entry_event_of_the_done_marker():
         "kind": "done",
         "summary": {"status": "done", "receipts": 2},
     }
+
+
+def test_opening_a_run_starts_its_numbering_once_with_the_runs_expiry(run, monkeypatch):
+    monkeypatch.setattr(reseed, "log_floors", _no_floors)
+    r = app_redis()
+    log_open(run)
+    assert r.get(f"lab:run:{run}:seq") == "0"
+    assert KEY_TTL - 5 < r.ttl(f"lab:run:{run}:seq") <= KEY_TTL
+    _append(run, "received", "a")
+    _append(run, "received", "b")
+    log_open(run)  # opened again (a retried fire): the numbering carries on
+    assert _append(run, "received", "a") == (3, 2)
+
+
+def test_the_done_marker_stores_its_summary_as_compact_json(run):
+    _append(run, "received", "a")
+    marker = done_append(run_id=run, summary={"status": "done", "receipts": 1})
+    entries = app_redis().xrange(stream_key(run))
+    assert entries[-1] == (marker, {"k": "done", "s": '{"status":"done","receipts":1}'})
+    assert KEY_TTL - 5 < app_redis().ttl(stream_key(run)) <= KEY_TTL
