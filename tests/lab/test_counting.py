@@ -5,6 +5,7 @@ private Redis, through the same Lua call the workers use."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 
 import pytest
@@ -242,3 +243,25 @@ def test_the_done_marker_stores_its_summary_as_compact_json(run):
     entries = app_redis().xrange(stream_key(run))
     assert entries[-1] == (marker, {"k": "done", "s": '{"status":"done","receipts":1}'})
     assert KEY_TTL - 5 < app_redis().ttl(stream_key(run)) <= KEY_TTL
+
+
+def test_a_read_without_a_count_returns_a_thousand_events_at_most(run):
+    r = app_redis()
+    with r.pipeline(transaction=False) as pipe:
+        for seq in range(1, 1002):
+            pipe.xadd(stream_key(run), {"k": "started", "a": "1.0"}, id=f"{seq}-0")
+        pipe.execute()
+    events = stream_read(run)
+    assert (len(events), events[-1]["seq"]) == (1000, 1000)
+    assert [e["seq"] for e in stream_read(run, after="1000-0")] == [1001]
+
+
+def test_a_blocking_read_waits_for_the_next_entry(run):
+    _append(run, "received", "a")
+    later = threading.Timer(0.2, lambda: _append(run, "started", "a"))
+    later.start()
+    try:
+        events = stream_read(run, after="1-0", block=10_000)
+    finally:
+        later.join()
+    assert [(e["seq"], e["kind"]) for e in events] == [(2, "started")]
