@@ -265,3 +265,5 @@ def test_a_blocking_read_waits_for_the_next_entry(run):
     finally:
         later.join()
     assert [(e["seq"], e["kind"]) for e in events] == [(2, "started")]
+    # A blocking read that finds entries at once keeps to its count too.
+    assert [e["seq"] for e in stream_read(run, after="0-0", count=1, block=100)] == [1]
