@@ -267,3 +267,5 @@ def test_a_blocking_read_waits_for_the_next_entry(run):
     assert [(e["seq"], e["kind"]) for e in events] == [(2, "started")]
     # A blocking read that finds entries at once keeps to its count too.
     assert [e["seq"] for e in stream_read(run, after="0-0", count=1, block=100)] == [1]
+    # One that finds nothing before its time is up returns nothing.
+    assert stream_read(run, after="2-0", block=100) == []
