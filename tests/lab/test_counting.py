@@ -9,8 +9,9 @@ import threading
 import uuid
 
 import pytest
+from django.conf import settings
 
-from teachlab.lab import reseed
+from teachlab.lab import reseed, stream
 from teachlab.lab.events import counts_view
 from teachlab.lab.store import app_redis
 from teachlab.lab.stream import (
@@ -269,3 +270,28 @@ def test_a_blocking_read_waits_for_the_next_entry(run):
     assert [e["seq"] for e in stream_read(run, after="0-0", count=1, block=100)] == [1]
     # One that finds nothing before its time is up returns nothing.
     assert stream_read(run, after="2-0", block=100) == []
+
+
+def test_the_append_speaks_evalsha_on_the_wire_and_loads_the_script_when_redis_forgot_it(
+    run, monkeypatch
+):
+    """The worker's call goes over wire.py to the app database; a Redis that lost its script
+    cache (SCRIPT FLUSH here, a restart in life) answers NOSCRIPT once, then the script is
+    loaded and the call made again. This is the tests' private Redis."""
+    calls = []
+    real_wire_call = stream.wire_call
+
+    def spy(url, args):
+        reply = real_wire_call(url, args)
+        calls.append((url, args[0], isinstance(reply, Exception)))
+        return reply
+
+    monkeypatch.setattr(stream, "wire_call", spy)
+    monkeypatch.setattr(reseed, "log_floors", _no_floors)
+    log_open(run)
+    app_redis().script_flush()
+    assert _append(run, "received", "a") == (1, 1)
+    url = f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}"
+    assert calls == [(url, "EVALSHA", True), (url, "EVALSHA", False)]
+    assert _append(run, "received", "a") == (2, 2)
+    assert len(calls) == 3
