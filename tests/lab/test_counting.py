@@ -26,6 +26,7 @@ from teachlab.lab.stream import (
     stream_key,
     stream_read,
 )
+from teachlab.lab.wire import WireUnsupported
 
 
 def _append(run: str, kind: str, task: str, known_copy: int = 0, **fields) -> tuple[int, int]:
@@ -295,3 +296,19 @@ def test_the_append_speaks_evalsha_on_the_wire_and_loads_the_script_when_redis_f
     assert calls == [(url, "EVALSHA", True), (url, "EVALSHA", False)]
     assert _append(run, "received", "a") == (2, 2)
     assert len(calls) == 3
+
+
+def test_without_the_wire_the_append_goes_through_redis_py(run, monkeypatch):
+    def unsupported(url, args):
+        raise WireUnsupported(url)
+
+    monkeypatch.setattr(stream, "wire_call", unsupported)
+    monkeypatch.setattr(stream, "_append_script", None)
+    monkeypatch.setattr(reseed, "log_floors", _no_floors)
+    log_open(run)
+    assert _append(run, "received", "a") == (1, 1)
+    script = stream._append_script
+    assert script is not None
+    assert _append(run, "received", "a") == (2, 2)
+    assert stream._append_script is script  # registered once
+    assert app_redis().hget(f"lab:run:{run}:counts", "received") == "2"
