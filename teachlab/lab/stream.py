@@ -141,7 +141,7 @@ def entry_append(
     ]
     head = [kind, KEY_TTL, known_copy, MAXLEN, run_id]
     seq, copy = _append_eval(keys, [*head, "", "", "", *flat])
-    if seq < 0:
+    if seq == -1:  # the script's answer when the run's counters are gone (see APPEND_LUA)
         from teachlab.lab.reseed import log_floors
 
         floors = log_floors(run_id=run_id, task_id=task_id)
@@ -180,11 +180,15 @@ def _float(value: str | None) -> float | None:
     return float(value) if value not in (None, "") else None
 
 
-def counts_parse(text: str) -> dict[str, int]:
+def counts_parse(text: str | None) -> dict[str, int]:
+    """The counters as an entry carries them, "kind=n,...": parts that are not pairs are
+    skipped, a count that is not a number raises."""
     raw: dict[str, int] = {}
-    for part in (text or "").split(","):
-        if "=" in part:
-            key, value = part.split("=", 1)
+    if not text:
+        return raw
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if sep:
             raw[key] = int(value)
     return raw
 
@@ -221,7 +225,7 @@ def entry_event(run_id: str, entry_id: str, fields: dict[str, str]) -> dict[str,
         "visibility_timeout": _float(fields.get("v")),
         "tasks": tasks,
         "prediction": int(prediction) if prediction not in (None, "") else None,
-        "counts": counts_view(counts_parse(fields.get("n", "")), tasks),
+        "counts": counts_view(counts_parse(fields.get("n")), tasks),
         "data": json.loads(fields["d"]) if fields.get("d") else {},
     }
 

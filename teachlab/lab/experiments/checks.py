@@ -11,6 +11,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from teachlab.lab.models import Kind
 
@@ -59,31 +60,28 @@ class Observation:
 TaskMetric = Callable[[list[Event], float, "Observation"], float | None]
 
 
-def _count(kind: str) -> TaskMetric:
-    return lambda events, _due, _obs: float(sum(1 for e in events if e.kind == kind))
+# The metrics that take a kind (or a flag) are plain functions bound with `partial`, not
+# factories returning closures: the tables below are built once at import, and a function's
+# body must run per evaluation for mutmut to try its mutants (issue 14).
 
 
-def _failures(*, retrying: bool) -> TaskMetric:
+def _count(kind: str, events: list[Event], _due: float, _obs: Observation) -> float:
+    return float(sum(1 for e in events if e.kind == kind))
+
+
+def _failures(retrying: bool, events: list[Event], _due: float, _obs: Observation) -> float:
     """Failures that end the task (retrying=False) or that Celery retries (True)."""
-    return lambda events, _due, _obs: float(
-        sum(1 for e in events if e.kind == FAILED and e.retrying == retrying)
-    )
+    return float(sum(1 for e in events if e.kind == FAILED and e.retrying == retrying))
 
 
-def _first(kind: str) -> TaskMetric:
-    def first(events: list[Event], _due: float, _obs: Observation) -> float | None:
-        times = [e.t for e in events if e.kind == kind]
-        return round(min(times), 2) if times else None
-
-    return first
+def _first(kind: str, events: list[Event], _due: float, _obs: Observation) -> float | None:
+    times = [e.t for e in events if e.kind == kind]
+    return round(min(times), 2) if times else None
 
 
-def _last(kind: str) -> TaskMetric:
-    def last(events: list[Event], _due: float, _obs: Observation) -> float | None:
-        times = [e.t for e in events if e.kind == kind]
-        return round(max(times), 2) if times else None
-
-    return last
+def _last(kind: str, events: list[Event], _due: float, _obs: Observation) -> float | None:
+    times = [e.t for e in events if e.kind == kind]
+    return round(max(times), 2) if times else None
 
 
 def _start_after_due(events: list[Event], due: float, _obs: Observation) -> float | None:
@@ -105,8 +103,8 @@ def _executions(events: list[Event], _due: float, _obs: Observation) -> float:
 def _running_at_once(events: list[Event], _due: float, _obs: Observation) -> float:
     """Most copies of the task inside their body at the same moment."""
     running = peak = 0
-    order = {STARTED: 1}  # at equal times, count finishes first
-    for event in sorted(events, key=lambda e: (e.t, order.get(e.kind, 0))):
+    # At equal times a start sorts after everything else (False < True): finishes count first.
+    for event in sorted(events, key=lambda e: (e.t, e.kind == STARTED)):
         if event.kind == STARTED:
             running += 1
             peak = max(peak, running)
@@ -133,20 +131,20 @@ def _receipts_vs_ceil(events: list[Event], due: float, obs: Observation) -> floa
 
 
 TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
-    "receipts": (_count(RECEIVED), "deliveries of the task"),
+    "receipts": (partial(_count, RECEIVED), "deliveries of the task"),
     "redelivered": (_redelivered, "deliveries marked redelivered"),
     "executions": (_executions, "times the body ran (guarded copies excluded)"),
-    "completions": (_count(FINISHED), "times the body finished without error"),
-    "failures": (_failures(retrying=False), "times the body raised"),
-    "retries": (_failures(retrying=True), "times the body asked for a retry"),
-    "suppressed": (_count(SUPPRESSED), "copies the idempotency guard turned away"),
-    "revoked": (_count(REVOKED), "copies revoked (expired) before running"),
+    "completions": (partial(_count, FINISHED), "times the body finished without error"),
+    "failures": (partial(_failures, False), "times the body raised"),
+    "retries": (partial(_failures, True), "times the body asked for a retry"),
+    "suppressed": (partial(_count, SUPPRESSED), "copies the idempotency guard turned away"),
+    "revoked": (partial(_count, REVOKED), "copies revoked (expired) before running"),
     "running_at_once": (_running_at_once, "most copies running at the same moment"),
     "receipts_vs_ceil": (_receipts_vs_ceil, "deliveries minus ceil(wait / visibility timeout)"),
     "workers": (_workers, "distinct workers that received it"),
-    "first_receipt": (_first(RECEIVED), "seconds after firing of the first delivery"),
-    "last_receipt": (_last(RECEIVED), "seconds after firing of the last delivery"),
-    "first_start": (_first(STARTED), "seconds after firing the body first started"),
+    "first_receipt": (partial(_first, RECEIVED), "seconds after firing of the first delivery"),
+    "last_receipt": (partial(_last, RECEIVED), "seconds after firing of the last delivery"),
+    "first_start": (partial(_first, STARTED), "seconds after firing the body first started"),
     "start_after_due": (_start_after_due, "seconds from due to the first start"),
     "last_start_after_due": (_last_start_after_due, "seconds from due to the last start"),
 }
@@ -155,36 +153,34 @@ TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
 # --- run metrics: f(observation) -> number ----------------------------------------------------
 
 
-def _total(metric: str) -> Callable[[Observation], float]:
-    def total(obs: Observation) -> float:
-        return float(sum(v or 0 for v in task_metric(observation=obs, what=metric).values()))
-
-    return total
+def _total(metric: str, obs: Observation) -> float:
+    return float(sum(v or 0 for v in task_metric(observation=obs, what=metric).values()))
 
 
 def _extreme(
-    metric: str, pick: Callable[[Iterable[float]], float]
-) -> Callable[[Observation], float | None]:
-    def extreme(obs: Observation) -> float | None:
-        values = [v for v in task_metric(observation=obs, what=metric).values() if v is not None]
-        return pick(values) if values else None
-
-    return extreme
+    metric: str, pick: Callable[[Iterable[float]], float], obs: Observation
+) -> float | None:
+    values = [v for v in task_metric(observation=obs, what=metric).values() if v is not None]
+    return pick(values) if values else None
 
 
 def _amplification(obs: Observation) -> float | None:
     if not obs.tasks:
         return None
-    return round(_total("executions")(obs) / len(obs.tasks), 2)
+    return round(_total("executions", obs) / len(obs.tasks), 2)
 
 
 def _duplicates(obs: Observation) -> float:
-    return max(0.0, _total("receipts")(obs) - len(obs.tasks))
+    return max(0.0, _total("receipts", obs) - len(obs.tasks))
 
 
 def _tasks_run_more_than_once(obs: Observation) -> float:
     return float(
-        sum(1 for v in task_metric(observation=obs, what="executions").values() if (v or 0) > 1)
+        sum(
+            1
+            for v in task_metric(observation=obs, what="executions").values()
+            if v is not None and v > 1
+        )
     )
 
 
@@ -201,7 +197,10 @@ COUNTED = (
 
 RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
     "tasks": (lambda obs: float(len(obs.tasks)), "tasks fired"),
-    **{name: (_total(name), f"{TASK_METRICS[name][1]}, all tasks together") for name in COUNTED},
+    **{
+        name: (partial(_total, name), f"{TASK_METRICS[name][1]}, all tasks together")
+        for name in COUNTED
+    },
     "duplicates": (_duplicates, "deliveries beyond one per task"),
     "amplification": (_amplification, "executions per task"),
     "tasks_run_more_than_once": (_tasks_run_more_than_once, "tasks whose body ran twice or more"),
@@ -210,11 +209,11 @@ RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
         "the run's messages still in the broker when the steps ended",
     ),
     **{
-        f"max_{name}": (_extreme(name, max), f"largest per task: {desc}")
+        f"max_{name}": (partial(_extreme, name, max), f"largest per task: {desc}")
         for name, (_fn, desc) in TASK_METRICS.items()
     },
     **{
-        f"min_{name}": (_extreme(name, min), f"smallest per task: {desc}")
+        f"min_{name}": (partial(_extreme, name, min), f"smallest per task: {desc}")
         for name, (_fn, desc) in TASK_METRICS.items()
     },
 }
@@ -283,8 +282,11 @@ def describe_bound(bound: object) -> str:
         text = f"{bound['what']} of run '{bound['run']}'"
         if bound.get("times", 1) != 1:
             text = f"{bound['times']} × {text}"
-        if bound.get("plus"):
-            text += f" {'+' if bound['plus'] > 0 else '−'} {abs(bound['plus'])}"
+        plus = bound.get("plus", 0)
+        if plus > 0:
+            text += f" + {plus}"
+        elif plus < 0:
+            text += f" − {-plus}"
         return text
     return _fmt(float(bound))
 
@@ -303,13 +305,14 @@ def check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -
     symbol, test = BOUNDS[op_name]
     bound = bound_value(bound=check[op_name], observations=observations)
     expected = f"{what} {symbol} {describe_bound(check[op_name])}"
-    if check.get("per", "run") == "task":
+    per_task = check.get("per") == "task"  # `per: run` is the default
+    if per_task:
         expected = f"every task: {expected}"
     says = check.get("says") or expected
     observation = observations[run]
     if bound is None:
         return CheckResult(says, run, False, expected, "the reference value was never observed")
-    if check.get("per", "run") == "task":
+    if per_task:
         values = task_metric(observation=observation, what=what)
         if not values:
             return CheckResult(says, run, False, expected, "no tasks were fired")
@@ -357,4 +360,4 @@ def receipts_over_time(
     if not buckets:
         return []
     last = max(max(buckets), int(observation.duration // bucket))
-    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(0, last + 1)]
+    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(last + 1)]
