@@ -373,7 +373,8 @@ def test_bounds_read_as_written():
 @pytest.mark.parametrize(
     ("value", "text"),
     [(None, "never"), (3.0, "3"), (0.0, "0"), (-2.0, "-2"), (0.5, "0.5"), (0.1, "0.1"),
-     (1.25, "1.25"), (2.345, "2.35"), (10.101, "10.1"), (7, "7")],
+     (1.25, "1.25"), (2.345, "2.35"), (10.101, "10.1"), (7, "7"), (10.0, "10"), (100, "100"),
+     (1.999, "2"), (0.004, "0"), (-0.001, "0"), (-0.5, "-0.5"), (2.0004, "2")],
 )  # fmt: skip
 def test_numbers_read_without_trailing_zeros(value, text):
     assert check_fmt(value) == text

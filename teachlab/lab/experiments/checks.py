@@ -294,7 +294,9 @@ def describe_bound(bound: object) -> str:
 def _fmt(value: float | None) -> str:
     if value is None:
         return "never"
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+    # Two places at most, no trailing zeros: 2.5, 2.35, and 2 for 1.999 (not "2.").
+    text = f"{value:.2f}".rstrip("0").removesuffix(".")
+    return "0" if text == "-0" else text
 
 
 def check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -> CheckResult:
