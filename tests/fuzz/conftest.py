@@ -14,6 +14,7 @@ see only what its own inputs do, so it gets a database of its own, emptied first
 from __future__ import annotations
 
 import logging
+import os
 
 import pytest
 from django.template import Template
@@ -52,3 +53,18 @@ def pytest_terminal_summary(terminalreporter):
         f"fuzz: {sum(INPUTS_SENT.values())} generated inputs over {len(INPUTS_SENT)} targets, "
         f"fewest {INPUTS_SENT[fewest]} ({fewest}), most {max(INPUTS_SENT.values())}"
     )
+
+
+def pytest_collection_modifyitems(config, items):
+    """TEACHLAB_FUZZ_SHARD=i/n keeps every n-th fuzz test from the i-th (1-based), so
+    scripts/test can run the package as n processes side by side; other tests are untouched."""
+    shard = os.environ.get("TEACHLAB_FUZZ_SHARD", "")
+    if not shard:
+        return
+    index, count = (int(part) for part in shard.split("/"))
+    fuzz = sorted(
+        (item for item in items if item.nodeid.startswith("tests/fuzz/")), key=lambda i: i.nodeid
+    )
+    dropped = {item.nodeid for n, item in enumerate(fuzz) if n % count != index - 1}
+    config.hook.pytest_deselected(items=[i for i in items if i.nodeid in dropped])
+    items[:] = [item for item in items if item.nodeid not in dropped]
