@@ -51,7 +51,8 @@ def log_open(run_id: str) -> None:
 
 
 # KEYS: seq, counts, copy, stream, active set, reset marker.  ARGV: kind, ttl, known copy
-# (0 = unknown), maxlen, run id, seq floor, copy floor, counts ('' = not given: ask for them),
+# (0 = unknown), maxlen, run id, seq floor, copy floor, counts (seq floor and counts both '':
+# not given, so ask for them),
 # then the entry's field/value pairs. One atomic call: the seq, the copy number, the counters
 # and the entry agree, and ids rise in seq order across workers.
 #
@@ -61,7 +62,7 @@ def log_open(run_id: str) -> None:
 # recorder stored) and calls again. The reset marker tells readers where the numbering resumed.
 APPEND_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  if ARGV[6] == '' then return {-1, 0} end
+  if ARGV[6] == '' and ARGV[8] == '' then return {-1, 0} end
   redis.call('SET', KEYS[1], ARGV[6], 'EX', ARGV[2], 'NX')
   redis.call('SET', KEYS[6], ARGV[6], 'EX', ARGV[2], 'NX')
   if redis.call('EXISTS', KEYS[2]) == 0 then
@@ -110,7 +111,7 @@ def _append_eval(keys: list[str], args: list) -> tuple[int, int]:
     try:
         url = f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}"
         reply = wire_call(url, ["EVALSHA", APPEND_SHA, len(keys), *keys, *args])
-        if isinstance(reply, redis.ResponseError) and str(reply).startswith("NOSCRIPT"):
+        if str(reply).startswith("NOSCRIPT"):  # a reply that is not an error is a list
             app_redis().script_load(APPEND_LUA)
             reply = wire_call(url, ["EVALSHA", APPEND_SHA, len(keys), *keys, *args])
         if isinstance(reply, redis.ResponseError):
@@ -173,7 +174,7 @@ def done_append(*, run_id: str, summary: dict) -> str:
 
 
 def seq_of(entry_id: str) -> int:
-    return int(entry_id.split("-", 1)[0])
+    return int(entry_id.partition("-")[0])
 
 
 def _float(value: str | None) -> float | None:

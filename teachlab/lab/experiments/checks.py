@@ -11,6 +11,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import partial
 
 from teachlab.lab.models import Kind
@@ -294,8 +295,8 @@ def describe_bound(bound: object) -> str:
 def _fmt(value: float | None) -> str:
     if value is None:
         return "never"
-    # Two places at most, no trailing zeros: 2.5, 2.35, and 2 for 1.999 (not "2.").
-    text = f"{value:.2f}".rstrip("0").removesuffix(".")
+    # Two places at most, no trailing zeros: 2.5, 2.35, 100, and 2 for 1.999 (not "2.").
+    text = format(Decimal(f"{value:.2f}").normalize(), "f")
     return "0" if text == "-0" else text
 
 
