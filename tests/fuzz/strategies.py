@@ -1,8 +1,8 @@
 """What the fuzz targets generate: junk text, form fields, path segments, JSON values.
 
 TEACHLAB_FUZZ_EXAMPLES is the number of generated inputs per target: 100 unless set;
-scripts/test (and so CI) sets 2,000, the issue's count, for its two background fuzz processes on
-SQLite and 100 for the fuzz targets in its main run on PostgreSQL. Each Hypothesis example sends BATCH of them: Hypothesis's fixed cost per example was
+scripts/test (and so CI) sets 2,000, the issue's count, in its background fuzz processes (HTTP
+targets on SQLite, frames on PostgreSQL), and 100 for the HTTP targets once more on PostgreSQL. Each Hypothesis example sends BATCH of them: Hypothesis's fixed cost per example was
 more than its cost per draw, so ten inputs to an example make each input cheaper, and shrinking
 still narrows a failure down to the one input that broke. Each target's world counts the inputs
 it sent and its teardown fails if that is fewer than asked for (tests/fuzz/conftest.py prints
