@@ -342,7 +342,12 @@ class Learner:
             open_timeout=20,
             max_size=None,
         )
-        await self.ws.recv()  # the room as it stands
+        # The room as it stands is this socket's first frame of its own, and it carries the
+        # (empty) #ws-error slot; a room broadcast can arrive before it. Read up to it: left in
+        # the queue it was taken for the answer to the next vote, and every answer after came
+        # one frame late (refused votes counted as acknowledged, then as "lost").
+        while 'id="ws-error"' not in await self.ws.recv():
+            self.tally.frames_received += 1
         asyncio.ensure_future(self.listen(self.ws, self.acks))
 
     async def listen(self, ws, acks: asyncio.Queue) -> None:
