@@ -32,6 +32,10 @@ from tests.workshop.conftest import socket
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 LAB_REPLY = ('id="live-error"', "rc-task-a")  # an error, or the resync's redraw
+# How long a frame may wait for its answer. CI runs these targets at nice 19 beside the main
+# run, which can leave this process without a core for seconds; at 10 s a starved (not a
+# silent) consumer failed CI once. A frame that gets no answer at all still fails here.
+ANSWER_WITHIN = 45
 
 
 class LoopThread:
@@ -42,12 +46,12 @@ class LoopThread:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
 
-    def run(self, coro, timeout: float = 60):
+    def run(self, coro, timeout: float = 3 * ANSWER_WITHIN):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
+        self.thread.join(timeout=ANSWER_WITHIN)
 
 
 class Sockets:
@@ -73,15 +77,17 @@ class Sockets:
             "presenter": f"/ws/workshop/{code}/present/",
         }
         comm = socket(paths[which], self._cookies()[which])
-        connected, _ = await comm.connect(timeout=10)
+        connected, _ = await comm.connect(timeout=ANSWER_WITHIN)
         assert connected, which
-        frame = await comm.receive_from(timeout=10)  # stored receipts, or the room as it stands
+        frame = await comm.receive_from(
+            timeout=ANSWER_WITHIN
+        )  # stored receipts, or the room as it stands
         # A room socket's first frame of its own is the room as it stands, which carries the
         # (empty) error slot; a room broadcast can reach the socket before it. Read up to it,
         # or it is taken for the answer to the next frame and every answer after comes one
         # frame late (found at 2,000 inputs: a close was taken as refused).
         while which != "lab" and 'id="ws-error"' not in frame:
-            frame = await comm.receive_from(timeout=10)
+            frame = await comm.receive_from(timeout=ANSWER_WITHIN)
         self.open[which] = comm
 
     async def exchange(self, which: str, message: dict) -> str | None:
@@ -90,7 +96,7 @@ class Sockets:
         comm = self.open[which]
         await comm.send_input({"type": "websocket.receive", **message})
         while True:
-            out = await comm.receive_output(timeout=10)  # a crashed consumer raises here
+            out = await comm.receive_output(timeout=ANSWER_WITHIN)  # a crashed consumer raises here
             if out["type"] == "websocket.close":
                 assert out.get("code") == CLOSE_ENDED, (which, out)
                 del self.open[which]
@@ -107,7 +113,7 @@ class Sockets:
         a kick of the participant's seat, the removal, then 4403)."""
         comm = self.open.pop(which, None)
         while comm is not None:
-            out = await comm.receive_output(timeout=10)
+            out = await comm.receive_output(timeout=ANSWER_WITHIN)
             if out["type"] == "websocket.close":
                 assert out.get("code") == code, out
                 return
