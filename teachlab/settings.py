@@ -181,6 +181,9 @@ STORAGES = {
 
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))
+# How stale the lessons may be: a process looks at the lesson files for edits at most this
+# often (lessons/catalog.py). 0 looks on every use, as the tests do.
+LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
 # Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
 # well under 1 MB, so 2 MB refuses junk before it is parsed.
 PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
@@ -311,7 +314,10 @@ LAB_EXTRA_LANES = [
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Time and source on every line: a server's log is read after the fact ("when did the
+    # 503s start?"), beside gunicorn's own timestamped lines.
+    "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }

@@ -159,6 +159,9 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
     os.environ["TEACHLAB_STATIC_ROOT"] = str(STATE / "static")
     os.environ["TEACHLAB_CHANNEL_PREFIX"] = "teachlab-test"
     os.environ.setdefault("TEACHLAB_DEBUG", "0")
+    # Tests edit lesson files and expect the next request to see the edit (the interval
+    # itself has tests of its own: tests/lessons/test_loader.py).
+    os.environ.setdefault("TEACHLAB_LESSONS_RECHECK_SECONDS", "0")
     # Production mode refuses a weak key; the test servers speak plain HTTP on 127.0.0.1.
     os.environ.setdefault("TEACHLAB_SECRET_KEY", secrets.token_urlsafe(50))
     for toggle in ("SECURE_COOKIES", "HSTS_SECONDS", "SSL_REDIRECT", "PROXY_SSL_HEADER"):

@@ -88,6 +88,40 @@ def test_an_edited_file_is_read_again_without_a_restart(lesson_dir):
     assert get_question("fixture-countdown").title == "Edited"
 
 
+def _edit_title(lesson_dir, title: str) -> None:
+    path = lesson_dir / "01-fixture-countdown.yaml"
+    path.write_text(
+        replace_once(good_text(), "title: Where does a countdown task wait?", f"title: {title}"),
+        encoding="utf-8",
+    )
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 2_000_000_000))
+
+
+def test_an_edit_shows_once_the_recheck_interval_has_passed(lesson_dir, settings, monkeypatch):
+    settings.LESSONS_RECHECK_SECONDS = 60
+    now = [1000.0]
+    monkeypatch.setattr(catalog, "_clock", lambda: now[0])
+    assert get_question("fixture-countdown").title == "Where does a countdown task wait?"
+    _edit_title(lesson_dir, "Edited")
+
+    now[0] += 59
+    assert get_question("fixture-countdown").title == "Where does a countdown task wait?"
+    now[0] += 2
+    assert get_question("fixture-countdown").title == "Edited"
+
+
+def test_within_the_interval_the_folder_is_looked_at_once(lesson_dir, settings, monkeypatch):
+    settings.LESSONS_RECHECK_SECONDS = 60
+    looks = []
+    real = catalog.lesson_files
+    monkeypatch.setattr(catalog, "lesson_files", lambda d=None: looks.append(d) or real(d))
+    for _ in range(50):
+        all_questions()
+        get_claim("fixture-countdown:due-table")
+    assert len(looks) == 1
+
+
 def test_unchanged_files_are_not_parsed_again(lesson_dir):
     first = catalog.load_catalog()
     assert catalog.load_catalog() is first
