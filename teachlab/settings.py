@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, and sync only: the chain above runs in one thread per request (syncchain.py).
+    "teachlab.syncchain.SyncChainMiddleware",
 ]
 
 ROOT_URLCONF = "teachlab.urls"
