@@ -11,11 +11,20 @@ thread-local state between calls: each call is its own transaction.
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from django.db import close_old_connections
+
+from teachlab.dbbusy import database_unavailable
+
+log = logging.getLogger(__name__)
+# "Try again later": htmx's ws extension reconnects on it (as on 1006 and 1012), and a socket
+# that connects again catches up on what it missed.
+CLOSE_TRY_AGAIN = 1013
 
 
 def db_async(func):
@@ -35,6 +44,24 @@ def db_async(func):
     return sync_to_async(closing, thread_sensitive=False)
 
 
+async def db_redraw(func, *args, tries: int = 3, pause: float = 1.0, **kwargs):
+    """For a redraw that runs on its own (a count, a presenter panel): f through db_async,
+    tried again after a pause when the database is busy, then given up with a warning and
+    None. A redraw has no one to answer to, so an error left in its task was lost unseen
+    ("Task exception was never retrieved"); the next change redraws it anyway."""
+    for attempt in range(1, tries + 1):
+        try:
+            return await db_async(func)(*args, **kwargs)
+        except Exception as exc:
+            if not database_unavailable(exc):
+                raise
+            if attempt == tries:
+                log.warning("redraw %s given up: the database did not answer: %s", func, exc)
+                return None
+            await asyncio.sleep(pause)
+    return None
+
+
 class NoHopDispatch:
     """Channels' dispatch without its database hop per message (it closes stale connections
     in the one shared thread before every handler, handshakes included); every database call
@@ -44,7 +71,21 @@ class NoHopDispatch:
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
-        await handler(message)
+        try:
+            await handler(message)
+        except Exception as exc:
+            # A database that is locked, away, or out of pooled connections (psycopg_pool's
+            # timeout) is "not now", as for pages (dbbusy.py): the socket says so or closes
+            # to be reconnected, instead of dying with "Exception in ASGI application".
+            if not database_unavailable(exc):
+                raise
+            log.warning("%s: the database did not answer: %s", type(self).__name__, exc)
+            if message["type"] != "websocket.disconnect":
+                await self.database_busy(message)
+
+    async def database_busy(self, message) -> None:
+        """After a database error: close with 1013, so the client reconnects and catches up."""
+        await self.close(code=CLOSE_TRY_AGAIN)
 
 
 def socket_auth(inner):

@@ -22,6 +22,9 @@ MESSAGE = (
     f"Try again in {RETRY_AFTER} seconds."
 )
 
+# What a socket says when a frame's database work found the database busy or away.
+SOCKET_MESSAGE = "The database is busy right now, so that was not saved. Send it again in a moment."
+
 
 def database_unavailable(exc: BaseException | None) -> bool:
     return isinstance(exc, OperationalError | InterfaceError)

@@ -16,7 +16,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.dbasync import db_async
+from teachlab.dbasync import db_redraw
 from teachlab.workshop import fragments, screens, selectors
 from teachlab.workshop.models import Room
 
@@ -138,7 +138,9 @@ async def _refresh_later(key, room_id: int, part: str) -> None:
     await asyncio.sleep(PRESENTER_REFRESH_SECONDS)
     # Let go of the slot before reading, so an answer stored after the read asks again.
     _refreshing.pop(key, None)
-    html = await db_async(presenter_part)(room_id=room_id, part=part)
+    html = await db_redraw(presenter_part, room_id=room_id, part=part)
+    if html is None:
+        return
     message = {"type": "room.push", "participant": "", "presenter": html, "at": time.time()}
     await get_channel_layer().group_send(room_group(room_id), message)
 

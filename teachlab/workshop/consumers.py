@@ -13,6 +13,7 @@ import secrets
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
+from teachlab import dbbusy
 from teachlab.dbasync import NoHopDispatch, db_async
 from teachlab.workshop import (
     broadcast,
@@ -109,6 +110,14 @@ class RoomSocket(NoHopDispatch, AsyncWebsocketConsumer):
                 await livecounts.counts_refresh_soon(room_id=self.room_id)
         if html:
             await self.send(text_data=html)
+
+    async def database_busy(self, message) -> None:
+        """A frame whose database work failed is answered like a refused one (nothing of it
+        was stored: its transaction rolled back); a handshake that failed closes to retry."""
+        if message["type"] == "websocket.receive":
+            await self.send(text_data=fragments.error_html(dbbusy.SOCKET_MESSAGE))
+        else:
+            await super().database_busy(message)
 
     async def act_async(self, frame: Frame) -> str:
         return await db_async(self.act)(frame)
@@ -243,6 +252,14 @@ class ParticipantSocket(RoomSocket):
         return fragments.participant_html(
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
+
+    async def database_busy(self, message) -> None:
+        """A frame whose database work failed is answered like a refused one (nothing of it
+        was stored: its transaction rolled back); a handshake that failed closes to retry."""
+        if message["type"] == "websocket.receive":
+            await self.send(text_data=fragments.error_html(dbbusy.SOCKET_MESSAGE))
+        else:
+            await super().database_busy(message)
 
     async def act_async(self, frame: Frame) -> str:
         # A room's votes and guesses are stored together (batching.py).

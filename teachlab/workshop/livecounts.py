@@ -8,7 +8,7 @@ import time
 
 from channels.layers import get_channel_layer
 
-from teachlab.dbasync import db_async
+from teachlab.dbasync import db_redraw
 from teachlab.workshop.broadcast import room_group
 from teachlab.workshop.models import Room
 from teachlab.workshop.screens import counts_html
@@ -30,7 +30,7 @@ async def _refresh_later(key, room_id: int) -> None:
     await asyncio.sleep(REFRESH_SECONDS)
     # Let go of the slot before reading, so a change stored after the read asks again.
     _pending.pop(key, None)
-    html = await db_async(_render)(room_id)
+    html = await db_redraw(_render, room_id)
     if html is None:
         return
     message = {"type": "room.push", "participant": "", "at": time.time(), **html}

@@ -263,3 +263,34 @@ async def test_a_resync_redraws_the_run_but_not_again_within_a_few_seconds():
     assert "Resync asked too often" in refused
     assert 'id="rc-task-a-' not in refused
     await ws.disconnect()
+
+
+def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkeypatch):
+    from django.db import OperationalError
+
+    from teachlab.dbasync import CLOSE_TRY_AGAIN
+    from teachlab.lab import reading
+
+    learner, key = _learner_with_session()
+    run = _finished_run(learner, receipts=2)
+
+    def busy(*args, **kwargs):
+        raise OperationalError("couldn't get a connection after 10.00 sec")
+
+    async def connect() -> tuple[bool, object]:
+        return await _communicator(run.id, key).connect()
+
+    monkeypatch.setattr(reading, "run_for_learner", busy)
+    assert async_to_sync(connect)() == (False, CLOSE_TRY_AGAIN)
+
+    monkeypatch.undo()  # the database answers again: the retry gets the run
+
+    async def retry() -> str:
+        ws = _communicator(run.id, key)
+        connected, _ = await ws.connect()
+        assert connected
+        frame = await ws.receive_from(timeout=5)
+        await ws.disconnect()
+        return frame
+
+    assert async_to_sync(retry)().count('id="rc-task-a-') == 2

@@ -402,3 +402,29 @@ async def test_a_handshake_does_not_wait_behind_other_sockets_database_work(room
     await busy
     await comm.disconnect()
     assert took < 1.5, f"the handshake waited {took:.1f} s for the shared database thread"
+
+
+@asynctest
+async def test_a_vote_that_finds_the_database_busy_is_answered_and_can_be_sent_again(
+    room, question, monkeypatch
+):
+    from django.db import OperationalError
+
+    await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    round_id = (await db(ClaimRound.objects.get)(room=room)).pk
+    voter = await join_socket(await db(rooms.seat_join)(room=room, nickname="ana"))
+    real = votes.votes_cast
+
+    def busy(**kwargs):
+        raise OperationalError("couldn't get a connection after 10.00 sec")
+
+    monkeypatch.setattr(votes, "votes_cast", busy)
+    await send(voter, action="vote", round=str(round_id), choice="holds")
+    assert "database is busy" in await receive_until(voter, 'id="ws-error"')
+    assert await db(Vote.objects.count)() == 0
+
+    monkeypatch.setattr(votes, "votes_cast", real)  # the same socket, the same vote again
+    await send(voter, action="vote", round=str(round_id), choice="holds")
+    assert "Holds up" in await receive_until(voter, 'id="ws-myvote"')
+    assert await db(Vote.objects.count)() == 1
+    await voter.disconnect()
