@@ -158,6 +158,7 @@ class Tally:
     runs_fired: int = 0
     runs_watched_to_end: int = 0
     frames_received: int = 0
+    presenter_rounds: int = 0  # rounds the instructor's socket drove (fire, reveal, claim)
 
     def time(self, kind: str, seconds: float) -> None:
         self.times.setdefault(kind, []).append(seconds)
@@ -509,6 +510,7 @@ async def instructor(args, room: Room, tally: Tally, deadline: float) -> None:
                 break
             await send({"action": "reveal"})
             await send({"action": "claim", "claim": random.choice(room.claims)})
+            tally.presenter_rounds += 1
             room.round_id = await sync_to_async(_latest_round)(room.pk)
             room.shared_id = (await sync_to_async(_shared_reopen)(room.pk, args.lane)).pk
 
@@ -581,6 +583,12 @@ async def soak(args) -> dict:
         await asyncio.sleep(args.ramp / max(1, args.clients))
     presenter = asyncio.ensure_future(instructor(args, room, tally, deadline))
     await asyncio.gather(*tasks, return_exceptions=False)
+    # The instructor's socket failing is an error like any other (a session signed with
+    # another TEACHLAB_SECRET_KEY than the server's is refused at the handshake, and then no
+    # round is driven: the class only votes on the first claim).
+    if presenter.done() and not presenter.cancelled() and presenter.exception() is not None:
+        exc = presenter.exception()
+        tally.error(f"presenter {type(exc).__name__}", str(exc))
     presenter.cancel()
     elapsed = time.monotonic() - started
     sampler.stopping.set()
@@ -609,6 +617,7 @@ async def soak(args) -> dict:
         },
         "runs_fired": tally.runs_fired,
         "runs_watched_to_end": tally.runs_watched_to_end,
+        "presenter_rounds": tally.presenter_rounds,
         "socket_frames_received": tally.frames_received,
         "server": {
             "processes": len(procs),
