@@ -253,14 +253,6 @@ class ParticipantSocket(RoomSocket):
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
-    async def database_busy(self, message) -> None:
-        """A frame whose database work failed is answered like a refused one (nothing of it
-        was stored: its transaction rolled back); a handshake that failed closes to retry."""
-        if message["type"] == "websocket.receive":
-            await self.send(text_data=fragments.error_html(dbbusy.SOCKET_MESSAGE))
-        else:
-            await super().database_busy(message)
-
     async def act_async(self, frame: Frame) -> str:
         # A room's votes and guesses are stored together (batching.py).
         if frame.action == "vote":
