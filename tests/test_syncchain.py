@@ -3,12 +3,12 @@ thread for the chain, not one per middleware (teachlab/syncchain.py)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from asgiref.sync import SyncToAsync
 from asgiref.testing import ApplicationCommunicator
 from django.core.handlers.asgi import ASGIHandler
+
+from tests.stack import run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,7 +49,7 @@ def test_a_page_takes_a_few_thread_hops_not_one_per_middleware(path, monkeypatch
         return await real(self, *args, **kwargs)
 
     monkeypatch.setattr(SyncToAsync, "__call__", counting)
-    assert asyncio.run(_get(path)) == 200
+    assert run_async(_get(path)) == 200
     # The chain, CSRF's process_view, the view, the request_started and request_finished
     # signals: a handful. Without the sync-only middleware last, each MiddlewareMixin
     # middleware's process_request and process_response hopped on its own (17 on "/").
