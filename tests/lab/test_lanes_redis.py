@@ -47,7 +47,10 @@ def test_raised_visibility_timeout_receives_a_25_second_countdown_once(fired_run
 
 def test_acks_late_with_a_body_longer_than_the_timeout_runs_copies_at_the_same_time(fired_runs):
     task = only_task(fired_runs["short_late"])
-    assert task["received"] >= 3, task
+    # At least one copy while the first body still runs. A third depends on when the restore
+    # sweep next passes the second copy (BROKER-FACTS item 1): under a loaded CI machine it
+    # came after the second copy had acked, and the run ended with 2 (CI, 2026-12-03 22:41).
+    assert task["received"] >= 2, task
     assert task["executed"] == task["received"]
     # Each copy starts as it arrives, long before the first one's 22 s body is over.
     assert sorted(task["started_t"])[1] < 22, task["started_t"]
