@@ -143,6 +143,12 @@ def test_a_countdown_and_a_batch_explain_themselves_on_a_laptop_screen_and_a_pho
         )
         rows = page.locator("#receipts-body tr")
         expect(rows).to_have_count(2)
+        # Its rows are laid out as grids, not as a CSS table (lab.css), and keep their roles.
+        copies = page.get_by_role("region", name="Copies, one row per delivery")
+        expect(copies.get_by_role("table")).to_have_count(1)
+        expect(copies.get_by_role("row")).to_have_count(3)  # the header and the two copies
+        expect(copies.get_by_role("columnheader")).to_have_count(6)
+        expect(copies.get_by_role("cell")).to_have_count(12)
         for i in range(2):
             cells = rows.nth(i).locator("td")
             expect(cells.nth(2)).to_have_text(re.compile(r"^\d+\.\d\d s$"))  # received
