@@ -1,6 +1,8 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels, origin-checked."""
 
+import gc
 import os
+import sys
 
 from django.core.asgi import get_asgi_application
 
@@ -29,3 +31,15 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Load what the first requests would (every view, the template engine), then move all of it
+# out of the collector's reach: it lives as long as the process. A full collection otherwise
+# walks it all, and one landing mid-burst stopped every socket for 115 ms (issue 10's latency
+# benchmark, scripts/bench_lab.py). And hand the GIL back to the event loop after 1 ms, not
+# 5: pages, database calls and a run's redraw are drawn in threads beside the sockets. The
+# lab's workers do both too (teachlab/lab/signals.py).
+from teachlab.warm import warm_up  # noqa: E402
+
+warm_up()
+gc.freeze()
+sys.setswitchinterval(0.001)

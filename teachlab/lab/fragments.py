@@ -410,6 +410,24 @@ def render_redraw_html(
     return html + render_to_string(f"{TEMPLATE}#cursor", {"last": last})
 
 
+def render_redraw_events(
+    events: list[dict],
+    *,
+    counts: dict | None,
+    prediction: int | None,
+    done: dict | None,
+    last: str,
+) -> str:
+    """render_redraw_html from the events themselves: a picture of its own, so it can be
+    drawn in a thread while the reader's picture goes on growing."""
+    picture = Picture()
+    for event in events:
+        picture.add(event)
+    return render_redraw_html(
+        picture, counts=counts, prediction=prediction, done=done, last=last, events=events
+    )
+
+
 def render_event_html(event: dict[str, Any], *, counts: dict[str, Any] | None = None) -> str:
     """Out-of-band swaps for one event: append a receipt row, mark an outcome, grow the
     timeline, drop a finished countdown bar, and refresh the counters when they are known."""

@@ -77,6 +77,8 @@ class RunReader:
     task: asyncio.Task | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     redraw_cache: tuple[str, str] | None = None  # (last id, html)
+    redraw_pending: tuple[str, asyncio.Future] | None = None  # (last id, redraw in a thread)
+    joining: int = 0  # run pages joining: batches read meanwhile need their frames
     stopping: bool = False
     down: bool = False  # the lab's Redis does not answer
     suspect_until: float = 0.0  # monotonic time until which a reset marker is looked for
@@ -87,7 +89,29 @@ class RunReader:
 
         self.picture = Picture()
         await self._load_stored()
+        await self._absorb()
         self.task = asyncio.create_task(self.pump(), name=f"lab-reader-{self.run_id}")
+
+    async def _absorb(self) -> None:
+        """Take in what the log holds already, without drawing frames: nobody has watched
+        it yet, so the first page gets it in its redraw. (Read by the pump instead, a 200-task
+        run's backlog became one 200-event frame, drawn in the event loop while the first
+        watchers joined: up to 185 ms in which no socket got anything.)"""
+        from teachlab.lab.store import async_app_redis
+
+        r = async_app_redis()
+        key = stream_key(self.run_id)
+        try:
+            while True:
+                found = await r.xread({key: self.last}, count=READ_COUNT)
+                if not found:
+                    return
+                entries = found[0][1]
+                self._take(entries, frame=False)
+                if len(entries) < READ_COUNT:
+                    return
+        except Exception:  # noqa: BLE001 - Redis down: the pump reads it later and says so
+            log.debug("lab reader %s: backlog not read at start", self.run_id, exc_info=True)
 
     async def stop(self) -> None:
         self.stopping = True
@@ -194,6 +218,7 @@ class RunReader:
         self.last = f"{floor}-0"
         self.batches.clear()
         self.redraw_cache = None
+        self.redraw_pending = None
         html = self.redraw()
         for watcher in list(self.watchers):
             try:
@@ -201,7 +226,7 @@ class RunReader:
             except Exception:  # noqa: BLE001
                 log.debug("lab reader %s: redraw not sent", self.run_id, exc_info=True)
 
-    def _take(self, entries) -> Batch:
+    def _take(self, entries, *, frame: bool = True) -> Batch:
         from teachlab.lab.fragments import render_batch_html
 
         events, done = [], None
@@ -218,7 +243,8 @@ class RunReader:
         if done is not None:
             self.done = done
         batch = Batch(after=self.last, last=entries[-1][0], events=events, done=done)
-        if any(getattr(w, "wants_batch_html", True) for w in self.watchers):
+        wanted = self.joining or any(getattr(w, "wants_batch_html", True) for w in self.watchers)
+        if frame and wanted:
             batch.html = render_batch_html(
                 events, done=done, last=batch.last, picture=self.picture, history=self.events
             )
@@ -257,6 +283,40 @@ class RunReader:
         self.redraw_cache = (self.last, html)
         return html
 
+    async def redraw_async(self) -> tuple[str, str]:
+        """(last id, html) of a full redraw, drawn in a thread from a copy of the events so
+        that the loop goes on delivering batches meanwhile; pages joining at the same moment
+        share one. Its last id may be behind `self.last`: the caller sends the batches after
+        it. (Drawn in the loop, a 200-event redraw held every socket of the process for
+        60-190 ms as fifty pages joined: scripts/bench_lab.py.)"""
+        if self.redraw_cache and self.redraw_cache[0] == self.last:
+            return self.redraw_cache
+        if self.redraw_pending is None:
+            from teachlab.lab.fragments import render_redraw_events
+
+            last = self.last
+            work = asyncio.ensure_future(
+                asyncio.to_thread(
+                    render_redraw_events,
+                    list(self.events),
+                    counts=self.counts,
+                    prediction=self.prediction,
+                    done=self.done,
+                    last=last,
+                )
+            )
+            self.redraw_pending = (last, work)
+
+            def keep(future: asyncio.Future) -> None:
+                if self.redraw_pending and self.redraw_pending[1] is future:
+                    self.redraw_pending = None
+                    if not future.cancelled() and future.exception() is None:
+                        self.redraw_cache = (last, future.result())
+
+            work.add_done_callback(keep)
+        last, work = self.redraw_pending
+        return last, await asyncio.shield(work)
+
     async def join(self, watcher: Watcher, *, after: str | None = "0-0") -> None:
         """Give `watcher` everything after `after`, then every batch as it is read (after
         None: only what is read from now on; `self.events` holds what came before)."""
@@ -264,21 +324,29 @@ class RunReader:
         if after is None:
             self.watchers.add(watcher)
             return
+        framed = getattr(watcher, "wants_batch_html", True)
+        self.joining += framed
+        try:
+            await self._catch_up(watcher, after)
+        finally:
+            self.joining -= framed
+
+    async def _catch_up(self, watcher: Watcher, after: str) -> None:
         batches = self.since(after) if _valid(after) and after != "0-0" else None
         if batches is None:
-            await watcher.reader_deliver([], redraw=self.redraw())
-            seen = self.last
+            seen, html = await self.redraw_async()
+            await watcher.reader_deliver([], redraw=html)
         else:
             if batches:
                 await watcher.reader_deliver(batches, redraw=None)
             seen = batches[-1].last if batches else after
-        # Batches read while the backlog was being sent: hand them over before going live.
-        # No await between the last check and joining, so none can fall in between.
+        # Batches read while the backlog was being drawn and sent: hand them over before
+        # going live. No await between the last check and joining, so none can fall between.
         while seen != self.last:
             missed = self.since(seen)
             if missed is None:
-                await watcher.reader_deliver([], redraw=self.redraw())
-                seen = self.last
+                seen, html = await self.redraw_async()
+                await watcher.reader_deliver([], redraw=html)
                 continue
             await watcher.reader_deliver(missed, redraw=None)
             seen = missed[-1].last

@@ -100,3 +100,76 @@ def test_a_run_quiet_for_longer_than_the_redis_clients_timeout_is_not_reported_a
         return page.statuses
 
     assert on_a_loop_of_its_own(scenario) == []
+
+
+class RecordingPage:
+    """A run page: keeps every frame it is sent."""
+
+    def __init__(self) -> None:
+        self.frames: list[str] = []
+
+    async def reader_deliver(self, batches, *, redraw) -> None:
+        self.frames.append((redraw or "") + "".join(b.html for b in batches))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_pages_joining_while_the_log_grows_share_one_redraw_and_miss_nothing(monkeypatch):
+    """A burst of pages joins a run whose log already holds 200 entries while entries keep
+    coming. The backlog is taken in without a frame of its own, the pages share redraws drawn
+    off the event loop, and each page ends with every receipt row exactly once."""
+    import re
+
+    from teachlab.lab import fragments
+    from teachlab.lab.reader import reader_join, reader_leave
+    from teachlab.lab.store import app_redis
+    from teachlab.lab.stream import stream_key
+
+    run_id = "join-storm"
+    key = stream_key(run_id)
+    r = app_redis()
+    r.delete(key)
+    for seq in range(1, 201):
+        entry_id, fields = _received(seq)
+        r.xadd(key, fields, id=entry_id)
+    drawn = []
+    real = fragments.render_redraw_events
+
+    def counting(events, **kw):
+        drawn.append(len(events))
+        return real(events, **kw)
+
+    monkeypatch.setattr(fragments, "render_redraw_events", counting)
+
+    async def scenario():
+        pages = [RecordingPage() for _ in range(50)]
+
+        async def keep_appending():
+            for seq in range(201, 301):
+                entry_id, fields = _received(seq)
+                r.xadd(key, fields, id=entry_id)
+                await asyncio.sleep(0.005)
+
+        writer = asyncio.create_task(keep_appending())
+        readers = await asyncio.gather(*(reader_join(run_id, page) for page in pages))
+        await writer
+        for _ in range(200):  # until the reader has read the last entry
+            if readers[0].last == "300-0":
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        backlog_frames = [b.html for b in readers[0].batches if b.events[0]["seq"] <= 200]
+        for page in pages:
+            await reader_leave(run_id, page)
+        return pages, backlog_frames
+
+    try:
+        pages, backlog_frames = on_a_loop_of_its_own(scenario)
+    finally:
+        r.delete(key)
+    assert backlog_frames and all(html is None for html in backlog_frames)
+    assert 1 <= len(drawn) <= 5, drawn  # shared, not one per page
+    for page in pages:
+        seqs = [
+            int(s) for s in re.findall(r'<tr id="rc-[^"]+" data-seq="(\d+)"', "".join(page.frames))
+        ]
+        assert sorted(seqs) == list(range(1, 301)), (len(seqs), len(set(seqs)))
