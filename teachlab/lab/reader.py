@@ -24,8 +24,12 @@ from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
 log = logging.getLogger(__name__)
 
 # After the first entries of a burst, wait this long for the rest: every frame costs the server
-# about the same whatever its size, so fewer, larger frames keep a burst's tail short.
+# about the same whatever its size, so fewer, larger frames keep a burst's tail short. Only at
+# a burst's start: while the previous batch went out less than BUSY_SECONDS ago, what piled up
+# meanwhile is the batch, and a wait only made it later (at a restore sweep's 200 copies the
+# reader fell 50-90 ms behind: scripts/bench_lab.py).
 GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
+BUSY_SECONDS = 0.05
 READ_COUNT = 5000  # entries per XREAD
 KEEP_BATCHES = 2000  # batches kept for reconnects; older gaps get a full redraw
 IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long
@@ -79,6 +83,7 @@ class RunReader:
     redraw_cache: tuple[str, str] | None = None  # (last id, html)
     redraw_pending: tuple[str, asyncio.Future] | None = None  # (last id, redraw in a thread)
     joining: int = 0  # run pages joining: batches read meanwhile need their frames
+    sent_at: float = 0.0  # monotonic time the last batch went out
     stopping: bool = False
     down: bool = False  # the lab's Redis does not answer
     suspect_until: float = 0.0  # monotonic time until which a reset marker is looked for
@@ -152,7 +157,8 @@ class RunReader:
                 if not found:
                     continue
                 entries = found[0][1]
-                if GATHER_SECONDS and len(entries) < READ_COUNT:
+                quiet = time.monotonic() - self.sent_at > BUSY_SECONDS
+                if GATHER_SECONDS and quiet and len(entries) < READ_COUNT:
                     await asyncio.sleep(GATHER_SECONDS)
                     more = await r.xread({key: entries[-1][0]}, count=READ_COUNT)
                     if more:
@@ -176,6 +182,7 @@ class RunReader:
                     await watcher.reader_deliver([batch], redraw=None)
                 except Exception:  # noqa: BLE001 - one socket gone mid-send must not stop the rest
                     log.debug("lab reader %s: delivery failed", self.run_id, exc_info=True)
+            self.sent_at = time.monotonic()
 
     async def _set_down(self, down: bool) -> None:
         """Tell every watcher that can show it (the run page's banner)."""

@@ -173,3 +173,59 @@ def test_fifty_pages_joining_while_the_log_grows_share_one_redraw_and_miss_nothi
             int(s) for s in re.findall(r'<tr id="rc-[^"]+" data-seq="(\d+)"', "".join(page.frames))
         ]
         assert sorted(seqs) == list(range(1, 301)), (len(seqs), len(set(seqs)))
+
+
+class TimingPage:
+    def __init__(self) -> None:
+        self.arrived: list[float] = []
+
+    async def reader_deliver(self, batches, *, redraw) -> None:
+        import time
+
+        if batches:
+            self.arrived.append(time.monotonic())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_reader_gathers_only_at_a_bursts_start_not_while_batches_follow_each_other(
+    monkeypatch,
+):
+    """The gather wait makes a burst's first frame bigger; once batches follow each other,
+    what piled up during the last one is the next batch, and waiting would only delay it."""
+    import time
+
+    from teachlab.lab import reader as reader_module
+    from teachlab.lab.reader import reader_join, reader_leave
+    from teachlab.lab.store import app_redis
+    from teachlab.lab.stream import stream_key
+
+    monkeypatch.setattr(reader_module, "GATHER_SECONDS", 1.0)
+    run_id = "gather-run"
+    key = stream_key(run_id)
+    r = app_redis()
+    r.delete(key)
+
+    async def scenario():
+        page = TimingPage()
+        reader = await reader_join(run_id, page)
+        lags = []
+        for seq, busy in ((1, False), (2, True), (3, False)):
+            if busy:
+                reader.sent_at = time.monotonic()  # a batch went out just now
+            else:
+                reader.sent_at = 0.0  # quiet for a long time
+            entry_id, fields = _received(seq)
+            before = time.monotonic()
+            r.xadd(key, fields, id=entry_id)
+            while len(page.arrived) < seq:
+                await asyncio.sleep(0.01)
+            lags.append(page.arrived[-1] - before)
+        await reader_leave(run_id, page)
+        return lags
+
+    try:
+        quiet, busy, quiet_again = on_a_loop_of_its_own(scenario)
+    finally:
+        r.delete(key)
+    assert quiet >= 1.0 and quiet_again >= 1.0, (quiet, quiet_again)
+    assert busy < 0.5, busy
