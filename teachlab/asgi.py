@@ -32,14 +32,17 @@ application = ProtocolTypeRouter(
     }
 )
 
-# Load what the first requests would (every view, the template engine), then move all of it
-# out of the collector's reach: it lives as long as the process. A full collection otherwise
-# walks it all, and one landing mid-burst stopped every socket for 115 ms (issue 10's latency
-# benchmark, scripts/bench_lab.py). And hand the GIL back to the event loop after 1 ms, not
-# 5: pages, database calls and a run's redraw are drawn in threads beside the sockets. The
-# lab's workers do both too (teachlab/lab/signals.py).
-from teachlab.warm import warm_up  # noqa: E402
+# In a server process (not a test process importing this module): load what the first requests
+# would (every view, the template engine), then move all of it out of the collector's reach: it
+# lives as long as the process. A full collection otherwise walks it all, and one landing
+# mid-burst stopped every socket for 115 ms (issue 10's latency benchmark, scripts/bench_lab.py).
+# And hand the GIL back to the event loop after 1 ms, not 5: pages, database calls and a run's
+# redraw are drawn in threads beside the sockets. The lab's workers do both too
+# (teachlab/lab/signals.py).
+SERVERS = ("uvicorn", "gunicorn")  # daphne is imported by every process (INSTALLED_APPS)
+if any(name in sys.modules for name in SERVERS) and "pytest" not in sys.modules:
+    from teachlab.warm import warm_up
 
-warm_up()
-gc.freeze()
-sys.setswitchinterval(0.001)
+    warm_up()
+    gc.freeze()
+    sys.setswitchinterval(0.001)
