@@ -1,7 +1,8 @@
-"""HTML for one lab event, rendered once (in the worker) and pushed as-is to every watcher.
+"""The run page's HTML for events: a batch's frame, a full redraw, the end of a run.
 
-The same partials of templates/lab/run.html draw a receipt row in the full page, in the
-backlog sent when a socket connects, and in a live push, so the three can never disagree.
+The partials of templates/lab/run.html draw the full page; a batch and a redraw, drawn many
+times a second in a burst, are built by run_html.py as the same HTML without the template
+engine (tests/lab/test_run_html.py holds the two equal).
 
 Event keys read (all optional but `kind` and `task_id`): seq, kind (models.Kind), task_id, copy (1 for the first delivery),
 worker, redelivered, at (epoch s), published_at (epoch s), run_started_at (epoch s), eta
@@ -15,6 +16,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from teachlab.lab import run_html
 from teachlab.lab.models import Kind
 
 TEMPLATE = "lab/run.html"
@@ -315,14 +317,11 @@ def render_batch_html(
         batch.add(event, known, picture)
     counts = next((e["counts"] for e in reversed(events) if e.get("counts")), None)
     prediction = next((e.get("prediction") for e in events), None)
-    ctx = {
-        "b": batch,
-        "outcomes": list(batch.outcomes.values()),
-        "counts": counts,
-        "prediction": prediction,
-        "last": last,
-    }
-    html = render_to_string(f"{TEMPLATE}#batch_oob", ctx) if events else ""
+    html = ""
+    if events:
+        html = run_html.batch_oob(
+            batch, outcomes=batch.outcomes.values(), counts=counts, prediction=prediction
+        )
     if done is not None:
         html += render_done_html(done, events=history)
     if last:
@@ -397,13 +396,9 @@ def render_redraw_html(
     events: list[dict] | None = None,
 ) -> str:
     """Every panel redrawn from a picture (a fresh page, or a watcher too far behind)."""
-    context = {
-        "picture": picture,
-        "counts": done or counts or {},
-        "prediction": prediction,
-        "final": done is not None,
-    }
-    html = render_to_string(f"{TEMPLATE}#backlog", context)
+    html = run_html.backlog(
+        picture, counts=done or counts or {}, prediction=prediction, final=done is not None
+    )
     html += render_to_string(f"{TEMPLATE}#status", {"status_text": "Live: connected."})
     if done is not None:
         html += render_done_html(done, events=events)
