@@ -201,7 +201,7 @@ def prediction_line(prediction: Any, counts: dict, *, final: bool = False) -> st
 
 
 def batch_oob(batch, *, outcomes, counts: dict | None, prediction: Any) -> str:
-    """#batch_oob: one batch's changes, each kind in one container where it can be."""
+    """A batch's out-of-band swaps: each kind of change in one container where it can be."""
     parts: list[str] = []
     if batch.rows:
         parts.append('<template><tbody hx-swap-oob="beforeend:#receipts-body">')
@@ -249,7 +249,7 @@ def receipts_table(receipts) -> str:
 
 
 def backlog(picture, *, counts: dict, prediction: Any, final: bool) -> str:
-    """#backlog: every panel the events change, drawn again from a picture."""
+    """A redraw's out-of-band swaps: every panel the events change, drawn from a picture."""
     parts = [counters(counts, final=final)]
     if prediction is not None:
         parts.append(prediction_line(prediction, counts, final=final))
