@@ -24,6 +24,15 @@ worker_identity: dict[str, str] = {}  # name, lane: set by celery_app.main
 # Wall time (what the consumer waits) and this thread's CPU time (the handler's own work).
 handler_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
 handler_cpu_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
+# The same for task_received alone: it runs in the consumer, so its wall time is what delays
+# taking the next message off the list; the others run in pool threads, beside task bodies.
+received_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
+received_cpu_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
+
+
+def handler_times_clear() -> None:
+    for times in (handler_seconds, handler_cpu_seconds, received_seconds, received_cpu_seconds):
+        times.clear()
 
 
 def _ours(task) -> bool:
@@ -33,12 +42,18 @@ def _ours(task) -> bool:
 def _safely(fn):
     """A failing event must never fail the task or the consumer."""
 
+    consumer = fn.__name__ == "on_received"
+
     def wrapper(*args, **kwargs):
         started, cpu = time.perf_counter(), time.thread_time()
         try:
             if fn(*args, **kwargs):
-                handler_seconds.append(time.perf_counter() - started)
-                handler_cpu_seconds.append(time.thread_time() - cpu)
+                wall, used = time.perf_counter() - started, time.thread_time() - cpu
+                handler_seconds.append(wall)
+                handler_cpu_seconds.append(used)
+                if consumer:
+                    received_seconds.append(wall)
+                    received_cpu_seconds.append(used)
         except Exception:
             log.exception("lab signal handler %s failed", fn.__name__)
 

@@ -55,17 +55,24 @@ STATS_EVERY = 2.0  # seconds; sorting 20k numbers takes the GIL for a moment
 
 def handler_stats() -> dict:
     """Milliseconds the lab's signal handlers took per delivery in this worker (the latest
-    20k): wall time, and the thread's CPU time within it."""
-    from teachlab.lab.signals import handler_cpu_seconds, handler_seconds
+    20k): wall time, and the thread's CPU time within it; under "received", the consumer's
+    handler alone."""
+    from teachlab.lab import signals
 
     if time.monotonic() - _stats["at"] < STATS_EVERY:
         return _stats["value"]
-    value = {"n": len(handler_seconds)}
-    for name, found in (("wall", handler_seconds), ("cpu", handler_cpu_seconds)):
+    value = _percentiles(signals.handler_seconds, signals.handler_cpu_seconds)
+    value["received"] = _percentiles(signals.received_seconds, signals.received_cpu_seconds)
+    _stats.update(at=time.monotonic(), value=value)
+    return value
+
+
+def _percentiles(wall, cpu) -> dict:
+    value = {"n": len(wall)}
+    for name, found in (("wall", wall), ("cpu", cpu)):
         times = sorted(found)
         if times:
             value[name] = {q: _ms(times, f) for q, f in (("p50", 0.5), ("p99", 0.99), ("max", 1))}
-    _stats.update(at=time.monotonic(), value=value)
     return value
 
 
@@ -112,10 +119,9 @@ def _obey(action: str) -> None:
     if action == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "stats-reset":  # `lab fidelity`: the handler times of one batch only
-        from teachlab.lab.signals import handler_cpu_seconds, handler_seconds
+        from teachlab.lab.signals import handler_times_clear
 
-        handler_seconds.clear()
-        handler_cpu_seconds.clear()
+        handler_times_clear()
         _stats["at"] = 0.0
     elif action in {"shutdown", "restart"}:
         heartbeat_mark(state="stopping" if action == "shutdown" else "restarting")

@@ -91,3 +91,8 @@ def test_lab_fidelity_counts_the_same_batch_on_the_lab_and_on_plain_celery(lab_s
     assert result["ratio"] == round(lab / control, 3)
     assert set(result["handler_ms"]) == {"redis-short-1", "redis-short-2"}
     assert all(stats["n"] > 0 for stats in result["handler_ms"].values())
+    # The consumer's handler (task_received) on its own: one call per delivery, of this
+    # batch only, and fewer than all handler calls (each run adds started and finished).
+    received = [stats["received"] for stats in result["handler_ms"].values()]
+    assert sum(r["n"] for r in received) >= 10
+    assert all(r["n"] < stats["n"] for r, stats in zip(received, result["handler_ms"].values()))
