@@ -24,12 +24,16 @@ from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
 log = logging.getLogger(__name__)
 
 # After the first entries of a burst, wait this long for the rest: every frame costs the server
-# about the same whatever its size, so fewer, larger frames keep a burst's tail short. Only at
-# a burst's start: while the previous batch went out less than BUSY_SECONDS ago, what piled up
-# meanwhile is the batch, and a wait only made it later (at a restore sweep's 200 copies the
-# reader fell 50-90 ms behind: scripts/bench_lab.py).
+# and each watcher about the same whatever its size, so fewer, larger frames keep a burst's tail
+# short. Within a burst (the previous batch went out less than BUSY_SECONDS ago) the next frame
+# goes MIN_GAP_SECONDS after the last one, holding what the log gained meanwhile, or at once
+# when drawing and sending took longer than that. A wait after every read (the first design)
+# put the reader 50-90 ms behind a restore sweep's 200 copies, while drawing was slow; no wait
+# at all sent one frame per one or two events, and with 50 watchers and a browser on two cores
+# the frames themselves fell behind (README, "Latency").
 GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 BUSY_SECONDS = 0.05
+MIN_GAP_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_MIN_GAP", "0.015"))
 READ_COUNT = 5000  # entries per XREAD
 KEEP_BATCHES = 2000  # batches kept for reconnects; older gaps get a full redraw
 IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long
@@ -158,8 +162,11 @@ class RunReader:
                     continue
                 entries = found[0][1]
                 quiet = time.monotonic() - self.sent_at > BUSY_SECONDS
-                if GATHER_SECONDS and quiet and len(entries) < READ_COUNT:
-                    await asyncio.sleep(GATHER_SECONDS)
+                wait = (
+                    GATHER_SECONDS if quiet else self.sent_at + MIN_GAP_SECONDS - time.monotonic()
+                )
+                if wait > 0 and len(entries) < READ_COUNT:
+                    await asyncio.sleep(wait)
                     more = await r.xread({key: entries[-1][0]}, count=READ_COUNT)
                     if more:
                         entries += more[0][1]

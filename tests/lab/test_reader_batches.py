@@ -229,3 +229,56 @@ def test_the_reader_gathers_only_at_a_bursts_start_not_while_batches_follow_each
         r.delete(key)
     assert quiet >= 1.0 and quiet_again >= 1.0, (quiet, quiet_again)
     assert busy < 0.5, busy
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("gap", [0.0, 0.04])
+def test_within_a_burst_frames_go_at_least_the_gap_apart_and_carry_every_event(monkeypatch, gap):
+    """While the log grows faster than frames go out, each frame holds what came in since the
+    last one: frames at most one per gap, none lost or doubled. With no gap the same burst
+    goes out in more, smaller frames (what the gap is there to prevent)."""
+    import time
+
+    from teachlab.lab import reader as reader_module
+    from teachlab.lab.reader import reader_join, reader_leave
+    from teachlab.lab.store import app_redis
+    from teachlab.lab.stream import stream_key
+
+    monkeypatch.setattr(reader_module, "GATHER_SECONDS", 0.0)
+    monkeypatch.setattr(reader_module, "MIN_GAP_SECONDS", gap)
+    run_id = f"gap-run-{gap}"
+    key = stream_key(run_id)
+    r = app_redis()
+    r.delete(key)
+
+    class Page(TimingPage):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seqs: list[int] = []
+
+        async def reader_deliver(self, batches, *, redraw) -> None:
+            await super().reader_deliver(batches, redraw=redraw)
+            self.seqs += [e["seq"] for b in batches for e in b.events]
+
+    async def scenario():
+        page = Page()
+        await reader_join(run_id, page)
+        for seq in range(1, 121):  # 120 entries over about 0.6 s
+            r.xadd(key, _received(seq)[1], id=f"{seq}-0")
+            await asyncio.sleep(0.005)
+        deadline = time.monotonic() + 5
+        while len(page.seqs) < 120 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await reader_leave(run_id, page)
+        return page
+
+    try:
+        page = on_a_loop_of_its_own(scenario)
+    finally:
+        r.delete(key)
+    assert page.seqs == list(range(1, 121))
+    gaps = [b - a for a, b in zip(page.arrived, page.arrived[1:], strict=False)]
+    if gap:
+        assert min(gaps) >= gap * 0.9, min(gaps)
+    else:
+        assert min(gaps) < 0.04 * 0.9, min(gaps)
