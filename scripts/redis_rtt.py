@@ -1,0 +1,60 @@
+"""Round trips to a Redis from a process of its own, for as long as asked: the floor under the
+lab's signal handler wall times (README, "Signal handler overhead").
+
+A lab handler waits for one Redis reply before it returns. This probe sends PING every 5 ms on a
+plain socket from a single-threaded process, so what it sees is Redis's and the machine's delay
+alone, with no other thread of the same process in the way. Run it beside `lab fidelity`:
+
+    .venv/bin/python scripts/redis_rtt.py --url redis://127.0.0.1:6391 --seconds 62
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import time
+from urllib.parse import urlsplit
+
+
+def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]:
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), 2.0)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    times = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        started = time.perf_counter()
+        sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            chunk = sock.recv(64)
+            if not chunk:
+                raise SystemExit("Redis closed the connection")
+            reply += chunk
+        times.append(time.perf_counter() - started)
+        time.sleep(every)
+    sock.close()
+    return times
+
+
+def percentiles_ms(times: list[float]) -> dict:
+    ordered = sorted(times)
+    n = len(ordered)
+
+    def at(q: float) -> float:
+        return round(ordered[min(n - 1, int(q * n))] * 1000, 3)
+
+    return {"n": n, "p50": at(0.5), "p99": at(0.99), "max": at(1.0)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default="redis://127.0.0.1:6379")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    args = parser.parse_args()
+    print(json.dumps(percentiles_ms(rtt_sample(url=args.url, seconds=args.seconds))))
+
+
+if __name__ == "__main__":
+    main()
