@@ -13,8 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from teachlab.lab.workers import percentiles_ms  # noqa: E402
 
 
 def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]:
@@ -38,22 +44,13 @@ def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]
     return times
 
 
-def percentiles_ms(times: list[float]) -> dict:
-    ordered = sorted(times)
-    n = len(ordered)
-
-    def at(q: float) -> float:
-        return round(ordered[min(n - 1, int(q * n))] * 1000, 3)
-
-    return {"n": n, "p50": at(0.5), "p99": at(0.99), "max": at(1.0)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="redis://127.0.0.1:6379")
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args()
-    print(json.dumps(percentiles_ms(rtt_sample(url=args.url, seconds=args.seconds))))
+    times = rtt_sample(url=args.url, seconds=args.seconds)
+    print(json.dumps({"n": len(times), **percentiles_ms(times)}))
 
 
 if __name__ == "__main__":

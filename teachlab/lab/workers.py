@@ -70,14 +70,20 @@ def handler_stats() -> dict:
 def _percentiles(wall, cpu) -> dict:
     value = {"n": len(wall)}
     for name, found in (("wall", wall), ("cpu", cpu)):
-        times = sorted(found)
-        if times:
-            value[name] = {q: _ms(times, f) for q, f in (("p50", 0.5), ("p99", 0.99), ("max", 1))}
+        if found:
+            value[name] = percentiles_ms(found)
     return value
 
 
-def _ms(times: list[float], q: float) -> float:
-    return round(times[min(len(times) - 1, int(len(times) * q))] * 1000, 3)
+def percentiles_ms(seconds) -> dict:
+    """p50, p99 and max of durations in seconds, as milliseconds: one definition for the
+    handler times and for scripts/redis_rtt.py, which the README sets side by side."""
+    times = sorted(seconds)
+
+    def at(q: float) -> float:
+        return round(times[min(len(times) - 1, int(len(times) * q))] * 1000, 3)
+
+    return {"p50": at(0.5), "p99": at(0.99), "max": at(1)}
 
 
 def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
