@@ -95,6 +95,7 @@ UNTIL_WORDS = {
     "receipts": ("workers have received a task {n}", "workers have received every task {n}"),
     "revoked": ("a worker has revoked a copy {n}", "every task has been revoked {n}"),
     "suppressed": ("the guard has turned a copy away {n}", "the guard turned every task away {n}"),
+    "failures": ("a run has ended in failure {n}", "every task has ended in failure {n}"),
     "worker_lost": (
         "the parent has recorded a dead pool child {n}",
         "the parent has recorded a dead pool child for every task {n}",
