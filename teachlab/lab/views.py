@@ -24,6 +24,7 @@ from teachlab.lab.fragments import after_run_context, picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
 from teachlab.lab.limits import app_redis_down
 from teachlab.lab.reading import run_events, run_for_learner, run_summary
+from teachlab.lab.versions import versions_text
 from teachlab.lab.workers import (
     controls_allowed,
     worker_crash,
@@ -168,6 +169,7 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
         # after the run: what happened and why, and (for a batch) copies per task
         **({} if live else after_run_context(summary=summary, events=events)),
         "params_text": history.params_text(run.params),
+        "versions_text": versions_text(run.versions),
         "t0": f"{run.fired_at:.3f}",
         "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",
         "vt": run.visibility_timeout,

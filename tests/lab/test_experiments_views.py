@@ -100,7 +100,15 @@ def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, sett
                 }
             ],
             "errors": [],
-            "runs": {},
+            "runs": {
+                "main": {
+                    "id": "r1",
+                    "lane": "redis-fast-sweep",
+                    "steps": [],
+                    "versions": {"redis": "7.0.15", "celery": "5.7.0"},
+                    "versions_text": "Redis 7.0.15 · celery 5.7.0",
+                }
+            },
             "prediction": {
                 "kind": "number",
                 "value": 2,
@@ -116,6 +124,7 @@ def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, sett
     assert page.status_code == 200
     assert "The task was delivered exactly once." in text and "observed 1" in text
     assert "No: look at the checks" in text
+    assert "Measured on: redis-fast-sweep: Redis 7.0.15 · celery 5.7.0" in text
     assert 'href="/q/raise-visibility-timeout/basics/"' in text  # the explanation's tier link
 
 
