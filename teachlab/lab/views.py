@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lessons.learners import learner_for_request
 from teachlab import ratelimits
+from teachlab.identity import payer_of
 from teachlab.lab import export, history, replay
 from teachlab.lab.errors import LabError
 from teachlab.lab.explain import COUNTERS, celery_code
@@ -120,7 +121,7 @@ def worker_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
     try:
         ratelimits.spend_or_raise(
             ratelimits.Budget("worker-controls", settings.LAB_RUNS_PER_MINUTE * 3, 60),
-            learner.key,
+            payer_of(learner),
             message="That is more than {amount} of these in a minute; try again in {wait} s.",
         )
         act(name=name)
