@@ -40,6 +40,7 @@ def _configure(app: Celery, lane: Lane) -> None:
         task_send_sent_event=False,
         worker_enable_remote_control=False,  # the lab's own registry (workers.py) lists them
     )
+    app.conf.update(lane.celery)
     if lane.prefetch_multiplier is not None:
         app.conf.worker_prefetch_multiplier = lane.prefetch_multiplier
     if lane.kind == "rabbit":

@@ -108,6 +108,10 @@ LANE_TABLE: list[dict] = [
     },
 ]
 
+# The worker setting the connection-loss experiment shows (off by default in 5.7; Celery says
+# 6.0 will turn it on).
+CANCEL_ON_CONNECTION_LOSS = {"worker_cancel_long_running_tasks_on_connection_loss": True}
+
 # Production Celery's default pool: a task runs in a forked child, so a child can die (the
 # OOM killer, a segfault) under a parent that lives on and settles the message itself
 # (celery.worker.request.Request.on_failure, WorkerLostError). One worker with one child,
@@ -121,7 +125,10 @@ LANE_TABLE += [
         "pool": "prefork",
         "workers": 1,
         "concurrency": 1,
-        "prefetch_multiplier": 1,
+        # Room for one more message: a consumer that may not take one issues no BRPOP, so
+        # it would not notice a closed connection while its task runs.
+        "prefetch_multiplier": 2,
+        "celery": CANCEL_ON_CONNECTION_LOSS,
         "listed": False,
         "title": "Redis, prefork pool (one child)",
         "summary": "A killed pool child under a live parent: WorkerLostError, not a crash.",
@@ -136,6 +143,22 @@ LANE_TABLE += [
         "listed": False,
         "title": "RabbitMQ quorum queue, prefork pool (one child)",
         "summary": "A requeued delivery raises the quorum queue's delivery count.",
+    },
+    {
+        # redis-prefork's settings on the lab's usual pool, for the experiment that cuts the
+        # connection: the threads pool has no terminate_job, so the cancel cannot stop a body.
+        # Two threads, so the redelivered copy can start beside the old one.
+        "name": "redis-threads-cancel",
+        "broker": "redis",
+        "db": 10,
+        "visibility_timeout": 30,
+        "workers": 1,
+        "concurrency": 2,
+        "prefetch_multiplier": 1,
+        "celery": CANCEL_ON_CONNECTION_LOSS,
+        "listed": False,
+        "title": "Redis, threads pool, cancelling long tasks on connection loss",
+        "summary": "The cancel fails on threads: the old body runs on beside its redelivery.",
     },
 ]
 
@@ -183,6 +206,7 @@ class Lane:
     summary: str = ""
     extra_options: dict = field(default_factory=dict, hash=False, compare=False)
     queue_arguments: dict = field(default_factory=dict, hash=False, compare=False)
+    celery: dict = field(default_factory=dict, hash=False, compare=False)  # app conf on top
 
     @property
     def is_redis(self) -> bool:
@@ -226,6 +250,7 @@ def lane_from_entry(entry: dict) -> Lane:
         summary=entry.get("summary", ""),
         extra_options=entry.get("transport_options", {}),
         queue_arguments=entry.get("queue_arguments", {}),
+        celery=entry.get("celery", {}),
     )
 
 

@@ -283,6 +283,41 @@ def worker_stop(*, name: str, grace: float) -> dict:
     return worker
 
 
+def worker_disconnect(*, name: str) -> int:
+    """Have the broker close one worker's connections to it (Redis: CLIENT KILL on the worker
+    process's own sockets), as a network cut or a broker restart would, while the process
+    lives on: what `worker_cancel_long_running_tasks_on_connection_loss` is about. Returns
+    how many connections were closed."""
+    from urllib.parse import urlsplit
+
+    import redis
+
+    from teachlab.lab.lanes import lane_get
+
+    record = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    lane = lane_get(record.get("lane", ""))
+    if not lane.is_redis:
+        raise LabInputError(f"{name}: cutting the connection is done on Redis lanes only.")
+    proc = _local_process(record)
+    if proc is None:
+        raise LabError(f"{name} is not a live process on this host, so its sockets are unknown.")
+    port = urlsplit(lane.broker_url).port or 6379
+    mine = {
+        c.laddr.port for c in proc.net_connections(kind="tcp") if c.raddr and c.raddr.port == port
+    }
+    client = redis.Redis.from_url(lane.broker_url, socket_timeout=5)
+    closed = 0
+    for entry in client.client_list():
+        # only the lane's database: its registry and event connections stay up
+        if int(entry.get("db", -1)) == client.connection_pool.connection_kwargs.get("db", 0):
+            if int(entry["addr"].rsplit(":", 1)[1]) in mine:
+                closed += client.client_kill_filter(_id=entry["id"])
+    client.close()
+    if not closed:
+        raise LabError(f"{name} had no connection to its broker to close.")
+    return closed
+
+
 def worker_shutdown(*, name: str) -> dict:
     return worker_control(name=name, action="shutdown")
 

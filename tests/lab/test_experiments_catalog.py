@@ -309,3 +309,10 @@ def test_a_check_id_is_kept_and_two_alike_or_a_malformed_one_are_refused():
     assert any("two checks have the id 'received-again'" in p.message for p in problems)
     _, problems = validate(with_id.replace("id: received-again", "id: Received Again"))
     assert any("lowercase letters, digits and dashes" in p.message for p in problems)
+
+
+def test_a_disconnect_step_targets_a_worker_like_a_crash():
+    good, problems = validate(GOOD.replace("      - wait: 30\n", "      - disconnect: holder\n"))
+    assert not problems and {"disconnect": "holder"} in good.runs[0]["steps"]
+    _, problems = validate(GOOD.replace("      - wait: 30\n", "      - disconnect: everyone\n"))
+    assert "`disconnect` targets one of holder, any" in problems[0].message

@@ -293,7 +293,7 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: li
                     )
                 if "grace" in value:
                     c.number(value["grace"], (*spath, key, "grace"), "`grace` seconds", minimum=0)
-        elif key in ("crash", "shutdown") and value not in schema.WORKER_TARGETS:
+        elif key in ("crash", "shutdown", "disconnect") and value not in schema.WORKER_TARGETS:
             c.problem(
                 (*spath, key),
                 f"`{key}` targets one of {', '.join(schema.WORKER_TARGETS)}, not {value!r}",

@@ -35,7 +35,13 @@ from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
 from teachlab.lab.settle import copies_pending, run_settle
 from teachlab.lab.versions import versions_text
-from teachlab.lab.workers import worker_control, worker_holding, worker_stop, workers_list
+from teachlab.lab.workers import (
+    worker_control,
+    worker_disconnect,
+    worker_holding,
+    worker_stop,
+    workers_list,
+)
 
 log = logging.getLogger(__name__)
 POLL = 0.3  # seconds between looks at a run's events while waiting `until`
@@ -212,6 +218,8 @@ def _stop_worker(*, state: RunState, action: str, target: str, grace: float | No
         name = alive[0]["name"]
     if grace is not None:
         worker_stop(name=name, grace=grace)
+    elif action == "disconnect":
+        worker_disconnect(name=name)
     else:
         worker_control(name=name, action=action)
     return name
@@ -299,6 +307,14 @@ def _run_steps(
             elif key == "shutdown":
                 name = _stop_worker(state=state, action="shutdown", target=value)
                 _say(state, started, f"Warm shutdown of worker {name} (SIGTERM)", progress)
+            elif key == "disconnect":
+                name = _stop_worker(state=state, action="disconnect", target=value)
+                _say(
+                    state,
+                    started,
+                    f"The broker closed worker {name}'s connections (as a network cut would)",
+                    progress,
+                )
             elif key == "ready":
                 lane = state.spec["lane"]
                 _say(state, started, f"Waiting for every {lane} worker to be up", progress)

@@ -70,9 +70,11 @@ PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 #   shutdown: holder|any  warm shutdown (SIGTERM) of that worker
 #   shutdown: {worker: holder|any, grace: S}  a supervisor's stop: SIGTERM, then SIGKILL
 #                       when the worker is still there after S seconds
+#   disconnect: holder|any  the broker closes that worker's connections (Redis lanes),
+#                       as a network cut or a broker restart would; the worker stays up
 #   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
 STEP_WORDS = ("fire",)
-STEP_KEYS = ("wait", "until", "crash", "shutdown", "ready")
+STEP_KEYS = ("wait", "until", "crash", "shutdown", "disconnect", "ready")
 WORKER_TARGETS = ("holder", "any")
 STOP_FIELDS = {"worker": True, "grace": True}
 

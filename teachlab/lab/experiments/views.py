@@ -79,7 +79,7 @@ def _context(experiment: Experiment) -> dict:
         for link in experiment.links
     ]
     stops_workers = any(
-        isinstance(step, dict) and ("crash" in step or "shutdown" in step)
+        isinstance(step, dict) and ({"crash", "shutdown", "disconnect"} & set(step))
         for run in experiment.runs
         for step in run["steps"]
     )
