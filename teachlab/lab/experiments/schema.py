@@ -43,7 +43,10 @@ RUN_FIELDS = {
     "feeder": False,
     "after": False,
 }
+# `id`: what a lesson's evidence cites (`checks: [id]`); without one a check is cited by its
+# `what`, which then has to be unique in the experiment (lessons/experiment_refs.py).
 CHECK_FIELDS = {
+    "id": False,
     "run": False,
     "what": True,
     "per": False,
