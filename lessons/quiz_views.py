@@ -23,7 +23,7 @@ from lessons.models import SelfRating
 from lessons.progress_file import ProgressFileError, progress_file_parse
 from lessons.progress_import import progress_import
 from teachlab import ratelimits
-from teachlab.identity import request_network
+from teachlab.identity import payer_of, request_network
 from teachlab.signin import SignupForm
 
 
@@ -247,7 +247,7 @@ def _import_throttled(learner) -> str | None:
     try:
         ratelimits.spend_or_raise(
             ratelimits.Budget("progress-import", IMPORTS_PER_MINUTE, 60),
-            learner.key,
+            payer_of(learner),
             message="That is more than {amount} imports in a minute; try again in {wait} s.",
         )
     except ratelimits.RateLimited as exc:

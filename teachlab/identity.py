@@ -74,3 +74,98 @@ def network_of(address: str) -> str:
 
 def request_network(request) -> str:
     return network_of(client_address(request))
+
+
+# --- who pays: a learner's own quota, or its network's pool --------------------------------
+
+VISITOR_COOKIE = "teachlab_visitor"
+VISITOR_SALT = "teachlab.identity.visitor"
+
+
+def visitor_token(request) -> str:
+    """The token of a valid visitor cookie (we signed it, within settings.SESSION_COOKIE_AGE),
+    or ""; a forged or stale one counts as none."""
+    from django.core import signing
+
+    raw = getattr(request, "COOKIES", {}).get(VISITOR_COOKIE, "")
+    if not raw:
+        return ""
+    try:
+        token = signing.TimestampSigner(salt=VISITOR_SALT).unsign(
+            raw, max_age=settings.SESSION_COOKIE_AGE
+        )
+    except signing.BadSignature:
+        return ""
+    return token if 16 <= len(token) <= 40 else ""
+
+
+def pool_key(request) -> str:
+    """What every cookie-less request of one network shares: one learner's quota."""
+    return f"pool:{request_network(request)}"
+
+
+def payer_for(request, *, learner, created: bool, visitor: str) -> str:
+    """Who a learner made by this request pays with. A learner that came with a visitor
+    cookie is a person who loaded a page first: their own quota, as long as their network has
+    not minted more new learners this hour than settings.ANON_LEARNERS_PER_NETWORK_PER_HOUR
+    (sized for a class behind one router). A request with neither session nor visitor cookie
+    pays from its network's pool, so dropping cookies in a loop buys nothing."""
+    from teachlab import ratelimits
+
+    if not visitor:
+        return pool_key(request)
+    if not created:
+        return learner.key
+    budget = ratelimits.Budget("new-learners", settings.ANON_LEARNERS_PER_NETWORK_PER_HOUR, 3600)
+    try:
+        over = ratelimits.spend(budget, request_network(request))
+    except Exception:  # noqa: BLE001 - Redis away: the quotas themselves will say so
+        over = 0
+    return pool_key(request) if over else learner.key
+
+
+def visitor_cookie_middleware(get_response):
+    """Hands a newcomer's page view a signed visitor cookie (no database row): the next
+    request that needs a learner makes one keyed on it, with a quota of its own."""
+
+    def middleware(request):
+        response = get_response(request)
+        has_session = settings.SESSION_COOKIE_NAME in request.COOKIES
+        if (
+            request.method == "GET"
+            and not has_session
+            and not visitor_token(request)
+            and response.status_code == 200
+            and response.get("Content-Type", "").startswith("text/html")
+        ):
+            from django.core import signing
+
+            from lessons.models import new_learner_key
+
+            response.set_cookie(
+                VISITOR_COOKIE,
+                signing.TimestampSigner(salt=VISITOR_SALT).sign(new_learner_key()),
+                max_age=settings.SESSION_COOKIE_AGE,
+                secure=settings.SESSION_COOKIE_SECURE,
+                httponly=True,
+                samesite="Lax",
+            )
+        return response
+
+    return middleware
+
+
+def payer_of(learner) -> str:
+    """The key a learner's quotas are charged to (set by lessons.learners); its own key for a
+    learner that came from elsewhere (a test, a management command)."""
+    return getattr(learner, "payer", None) or learner.key
+
+
+def is_pooled(learner) -> bool:
+    return payer_of(learner).startswith("pool:")
+
+
+POOLED_MESSAGE = (
+    "This request came without the cookie your browser keeps for this site, so it cannot "
+    "start anything of its own. Reload the page (and allow cookies for this site), then try again."
+)

@@ -7,6 +7,7 @@ processes or machines (scripts/serve) share PostgreSQL through DATABASE_URL and 
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 from teachlab.hardening import (
@@ -68,6 +69,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "teachlab.cookies.nul_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "teachlab.identity.visitor_cookie_middleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -263,6 +265,13 @@ AXES_VERBOSE = False
 # Proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated). Empty
 # (the default): the direct peer is the client, whatever headers it sends.
 TRUSTED_PROXIES = [p.strip() for p in env("TRUSTED_PROXIES", "").split(",") if p.strip()]
+# New anonymous learners (with a visitor cookie) each network may start per hour with a quota
+# of their own; past it, and for requests with no cookie at all, quotas come from the
+# network's one shared pool (teachlab/identity.py). 120: a class of 40 behind one router,
+# three times over.
+ANON_LEARNERS_PER_NETWORK_PER_HOUR = env_int("ANON_LEARNERS_PER_NETWORK_PER_HOUR", 120)
+# Anonymous learners unseen this long are deleted by `manage.py prune_learners` (hourly too).
+ANON_LEARNER_DAYS = env_int("ANON_LEARNER_DAYS", 14 if PRODUCTION else 365)
 # Sign-up: accounts created per client network per hour (teachlab/ratelimits.py).
 SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 
@@ -314,6 +323,14 @@ LAB_EXPERIMENTS_AT_ONCE = env_int("LAB_EXPERIMENTS_AT_ONCE", 4)
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = LAB_EXPERIMENTS_AT_ONCE
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Periodic jobs, run by the jobs worker's embedded beat (teachlab/celery.py): anonymous
+# learners nobody can reach any more are pruned hourly (lessons/pruning.py).
+CELERY_BEAT_SCHEDULE = {
+    "prune-anonymous-learners": {"task": "teachlab.learners_prune", "schedule": 3600.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = env(
+    "BEAT_SCHEDULE", os.path.join(tempfile.gettempdir(), "teachlab-celerybeat-schedule")
+)
 
 # --- The lab -----------------------------------------------------------------------------
 # Worker controls (warm shutdown, crash, restart) are open to everyone only on a local run:

@@ -8,6 +8,7 @@ import redis
 from django.conf import settings
 
 from teachlab import ratelimits
+from teachlab.identity import payer_of
 from teachlab.lab.errors import LabLimitError, LaneUnavailable
 
 
@@ -30,10 +31,10 @@ def rate_limit_take(*, learner) -> None:
     mine = ratelimits.Budget("lab-runs", per_minute, 60)
     everyone = ratelimits.Budget("lab-runs-class", class_per_minute, 60)
     try:
-        refused = ratelimits.spend_all([(mine, (learner.key,)), (everyone, ("class",))])
+        refused = ratelimits.spend_all([(mine, (payer_of(learner),)), (everyone, ("class",))])
         if not refused:
             return
-        budget, who = (mine, learner.key) if refused == 1 else (everyone, "class")
+        budget, who = (mine, payer_of(learner)) if refused == 1 else (everyone, "class")
         wait = ratelimits.wait_for(budget, who)
     except redis.RedisError as exc:
         raise LaneUnavailable(app_redis_down(exc)) from None

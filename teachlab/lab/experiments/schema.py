@@ -43,8 +43,7 @@ RUN_FIELDS = {
     "feeder": False,
     "after": False,
 }
-# `id`: what a lesson's evidence cites (`checks: [id]`); without one a check is cited by its
-# `what`, which then has to be unique in the experiment (lessons/experiment_refs.py).
+# `id`: a name unique in the file, for lessons to cite as evidence (`checks: [id]`).
 CHECK_FIELDS = {
     "id": False,
     "run": False,
