@@ -8,7 +8,6 @@ import logging
 
 from django.conf import settings
 from django.contrib.auth import login
-from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,6 +22,9 @@ from lessons.learners import learner_for_request
 from lessons.models import SelfRating
 from lessons.progress_file import ProgressFileError, progress_file_parse
 from lessons.progress_import import progress_import
+from teachlab import ratelimits
+from teachlab.identity import payer_of, request_network
+from teachlab.signin import SignupForm
 
 
 def _today():
@@ -242,11 +244,13 @@ def progress_page(request: HttpRequest) -> HttpResponse:
 def _import_throttled(learner) -> str | None:
     """A message when this learner has imported too often this minute. Redis away: no limit
     (the upload is size-limited anyway), rather than refusing a learner's own file."""
-    from teachlab.lab.throttle import ThrottleExceeded, throttle_check
-
     try:
-        throttle_check(key=f"progress-import:{learner.key}", limit=IMPORTS_PER_MINUTE)
-    except ThrottleExceeded as exc:
+        ratelimits.spend_or_raise(
+            ratelimits.Budget("progress-import", IMPORTS_PER_MINUTE, 60),
+            payer_of(learner),
+            message="That is more than {amount} imports in a minute; try again in {wait} s.",
+        )
+    except ratelimits.RateLimited as exc:
         return str(exc)
     except Exception:  # redis.ConnectionError and kin
         log.warning("progress import throttle unavailable", exc_info=True)
@@ -339,8 +343,24 @@ def progress_download(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
-    """Create an account and sign in; the sign-in merges this browser's progress into it."""
-    form = UserCreationForm(request.POST or None)
+    """Create an account and sign in; the sign-in merges this browser's progress into it.
+    Accounts made per client network are limited (settings.SIGNUPS_PER_NETWORK_PER_HOUR)."""
+    form = SignupForm(request.POST or None)
+    if request.method == "POST":
+        budget = ratelimits.Budget("signup", settings.SIGNUPS_PER_NETWORK_PER_HOUR, 3600)
+        try:
+            ratelimits.spend_or_raise(
+                budget,
+                request_network(request),
+                message="Too many accounts were made from your network this hour; try again "
+                "in about {wait} s.",
+            )
+        except ratelimits.RateLimited as exc:
+            form.is_valid()
+            form.add_error(None, str(exc))
+            response = render(request, "registration/signup.html", {"form": form}, status=429)
+            response["Retry-After"] = str(exc.wait)
+            return response
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

@@ -84,7 +84,7 @@ def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
         return _not_found(
             request, f"There is no answer tier “{tier}”: try basics, solid or senior."
         )
-    reveal_record(learner=learner_for_request(request), slug=q.slug, tier=tier)
+    reveal_record(learner=learner_for_request(request, create=True), slug=q.slug, tier=tier)
     context = question_context(q, revealed_upto=tier)
     # htmx restoring history it has no snapshot for asks for the whole page, not a partial.
     if request.htmx and not request.htmx.history_restore_request:

@@ -21,6 +21,12 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+def _beat_file():
+    from django.conf import settings
+
+    return settings.CELERY_BEAT_SCHEDULE_FILENAME
+
+
 def jobs_worker_argv(name: str = "jobs") -> list[str]:
     """The jobs worker's command line, one place for scripts/run and the tests (pool and
     concurrency come from the CELERY_WORKER_* settings)."""
@@ -35,6 +41,11 @@ def jobs_worker_argv(name: str = "jobs") -> list[str]:
         JOBS_QUEUE,
         "-n",
         f"{name}@%h",
+        # Beat inside the one jobs worker: the hourly prune of anonymous learners
+        # (settings.CELERY_BEAT_SCHEDULE).
+        "--beat",
+        "--schedule",
+        f"{_beat_file()}-{name}",  # one file per worker name: two beats never share one
         "--loglevel",
         os.environ.get("TEACHLAB_WORKER_LOGLEVEL", "INFO"),
     ]

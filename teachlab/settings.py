@@ -7,6 +7,7 @@ processes or machines (scripts/serve) share PostgreSQL through DATABASE_URL and 
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 from teachlab.hardening import (
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "csp",
+    "axes",
     "channels",
     "django_htmx",
     "template_partials",
@@ -67,12 +69,15 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "teachlab.cookies.nul_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "teachlab.identity.visitor_cookie_middleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Answers a locked-out sign-in with AXES_HTTP_RESPONSE_CODE (429) and our message.
+    "axes.middleware.AxesMiddleware",
     # Last, and sync only: the chain above runs in one thread per request (syncchain.py).
     "teachlab.syncchain.SyncChainMiddleware",
 ]
@@ -150,8 +155,18 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 10)},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes first: a locked-out sign-in is refused before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lessons:index"
@@ -233,10 +248,32 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Sign-in throttle (teachlab/signin.py): failed attempts per client address and username,
-# counted in the app's Redis, on /accounts/login/ and /admin/login/.
+# Sign-in throttle: django-axes on /accounts/login/ and /admin/login/, counting failures per
+# normalised username (NFKC + casefold, teachlab/identity.py) and client address together, in
+# the database (every web process shares it). Locked out: HTTP 429 and a message.
 SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
 SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
+AXES_FAILURE_LIMIT = SIGNIN_MAX_FAILURES
+AXES_COOLOFF_TIME = SIGNIN_WINDOW_SECONDS / 3600  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_CALLABLE = "teachlab.identity.axes_username"
+AXES_CLIENT_IP_CALLABLE = "teachlab.identity.client_address"
+AXES_LOCKOUT_CALLABLE = "teachlab.signin.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# Proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated). Empty
+# (the default): the direct peer is the client, whatever headers it sends.
+TRUSTED_PROXIES = [p.strip() for p in env("TRUSTED_PROXIES", "").split(",") if p.strip()]
+# New anonymous learners (with a visitor cookie) each network may start per hour with a quota
+# of their own; past it, and for requests with no cookie at all, quotas come from the
+# network's one shared pool (teachlab/identity.py). 120: a class of 40 behind one router,
+# three times over.
+ANON_LEARNERS_PER_NETWORK_PER_HOUR = env_int("ANON_LEARNERS_PER_NETWORK_PER_HOUR", 120)
+# Anonymous learners unseen this long are deleted by `manage.py prune_learners` (hourly too).
+ANON_LEARNER_DAYS = env_int("ANON_LEARNER_DAYS", 14 if PRODUCTION else 365)
+# Sign-up: accounts created per client network per hour (teachlab/ratelimits.py).
+SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 
 # --- Redis -------------------------------------------------------------------------------
 # One Redis server; each use gets its own database number so they never see each other's
@@ -244,6 +281,8 @@ SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
 REDIS_DB_CHANNELS = env_int("REDIS_DB_CHANNELS", 0)
 REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker registry
+# Every rate limit's keys in that database start with this (teachlab/ratelimits.py).
+RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", "teachlab-limits")
 RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
 # https://channels.readthedocs.io/en/stable/topics/channel_layers.html
@@ -284,6 +323,14 @@ LAB_EXPERIMENTS_AT_ONCE = env_int("LAB_EXPERIMENTS_AT_ONCE", 4)
 CELERY_WORKER_POOL = "threads"
 CELERY_WORKER_CONCURRENCY = LAB_EXPERIMENTS_AT_ONCE
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Periodic jobs, run by the jobs worker's embedded beat (teachlab/celery.py): anonymous
+# learners nobody can reach any more are pruned hourly (lessons/pruning.py).
+CELERY_BEAT_SCHEDULE = {
+    "prune-anonymous-learners": {"task": "teachlab.learners_prune", "schedule": 3600.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = env(
+    "BEAT_SCHEDULE", os.path.join(tempfile.gettempdir(), "teachlab-celerybeat-schedule")
+)
 
 # --- The lab -----------------------------------------------------------------------------
 # Worker controls (warm shutdown, crash, restart) are open to everyone only on a local run:
@@ -330,9 +377,10 @@ WORKSHOP_MAX_SEATS = env_int("WORKSHOP_MAX_SEATS", 500)
 # Frames every participant of one room may send together per 10 s, besides each seat's own
 # 20 (teachlab/workshop/ratelimit.py): scripted seats share this one budget.
 WORKSHOP_ROOM_FRAMES_PER_WINDOW = env_int("WORKSHOP_ROOM_FRAMES", 1000)
-# Joins per client address per window; 0 (the default) turns the throttle off, since a
-# classroom often reaches the server through one address. E.g. TEACHLAB_WORKSHOP_JOINS_PER_ADDRESS=20.
-WORKSHOP_JOINS_PER_ADDRESS = env_int("WORKSHOP_JOINS_PER_ADDRESS", 0)
+# Joins per client network (an address, an IPv6 /64) per window, on by default: 60 lets a
+# class of forty behind one router join at once. 0 turns it off (the 300-seat benchmark from
+# one machine: run that server with TEACHLAB_WORKSHOP_JOINS_PER_ADDRESS=0).
+WORKSHOP_JOINS_PER_ADDRESS = env_int("WORKSHOP_JOINS_PER_ADDRESS", 60)
 WORKSHOP_JOIN_WINDOW_SECONDS = env_int("WORKSHOP_JOIN_WINDOW_SECONDS", 60)
 # The address participants type or scan; "" builds it from the request, which is a loopback
 # address when the presenter opened the page as localhost.

@@ -1,119 +1,68 @@
-"""A limit on password guessing: after SIGNIN_MAX_FAILURES failed sign-ins for one username
-from one client address within SIGNIN_WINDOW_SECONDS, that pair is refused (HTTP 429, with a
-form error saying how long to wait) until the window passes. Both sign-in pages use it:
-/accounts/login/ and /admin/login/.
+"""Sign-in and sign-up rules around Django's auth: django-axes throttles failed sign-ins
+(settings.AXES_*, keyed on the normalised username and the client address together); this
+module gives its lockout a page and a 429, and makes sign-up check names the same way.
 
-Counted in the app's Redis, so every web process shares the count. If that Redis is down the
-limiter lets sign-ins through and logs it: people can still sign in, and the lab says Redis is
-down anyway.
+Throttled pages: /accounts/login/ and /admin/login/ (both authenticate through axes' backend).
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-from functools import wraps
-
-import redis
 from django import forms
 from django.conf import settings
-from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth import signals
-from django.contrib.auth.forms import AuthenticationForm
-from django.dispatch import receiver
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.shortcuts import render
 
-from teachlab.lab.store import app_redis
+from teachlab.identity import username_normal
 
-log = logging.getLogger(__name__)
-THROTTLED = "throttled"
-
-
-def _key(*, address: str, username: str) -> str:
-    # Hashed: a username is user input of any length and any characters.
-    who = hashlib.sha256(f"{address}\0{username.strip().lower()}".encode()).hexdigest()[:32]
-    return f"signin:fail:{who}"
+USERNAME_REFUSED = (
+    "That username cannot be used. Choose another (letters, digits and @ . + - _ only)."
+)
 
 
-def _address(request) -> str:
-    return (request.META.get("REMOTE_ADDR") if request is not None else "") or "unknown"
+def lockout_message(minutes: int) -> str:
+    return (
+        "Too many failed sign-ins for this username from your address. Try again in about "
+        f"{minutes} minute{'s' if minutes != 1 else ''}."
+    )
 
 
-def signin_wait(*, request, username: str) -> int:
-    """Seconds until this address may try this username again; 0 when it may now."""
-    key = _key(address=_address(request), username=username)
-    try:
-        pipe = app_redis().pipeline()
-        pipe.get(key)
-        pipe.ttl(key)
-        failures, ttl = pipe.execute()
-    except redis.RedisError as exc:
-        log.warning("sign-in throttle not checked, Redis does not answer: %s", exc)
-        return 0
-    if int(failures or 0) < settings.SIGNIN_MAX_FAILURES:
-        return 0
-    return max(1, int(ttl))
+def lockout_response(request, original_response=None, credentials=None):
+    """settings.AXES_LOCKOUT_CALLABLE: the sign-in page again, with why and for how long."""
+    minutes = max(1, round(settings.SIGNIN_WINDOW_SECONDS / 60))
+    form = AuthenticationForm(request)
+    form.errors["__all__"] = form.error_class([lockout_message(minutes)])
+    response = render(
+        request,
+        "registration/login.html",
+        {"form": form, "next": request.POST.get("next", "")},
+        status=settings.AXES_HTTP_RESPONSE_CODE,
+    )
+    response["Retry-After"] = str(settings.SIGNIN_WINDOW_SECONDS)
+    return response
 
 
-def signin_failure_record(*, request, username: str) -> None:
-    key = _key(address=_address(request), username=username)
-    try:
-        if app_redis().incr(key) == 1:  # the window starts at the first failure
-            app_redis().expire(key, settings.SIGNIN_WINDOW_SECONDS)
-    except redis.RedisError as exc:
-        log.warning("sign-in failure not counted, Redis does not answer: %s", exc)
+def username_taken(username: str) -> bool:
+    """Taken in any spelling that normalises alike ('Bob', 'ｂｏｂ' and 'bob' are one name)."""
+    wanted = username_normal(username)
+    candidates = get_user_model().objects.filter(username__iexact=wanted[:150])
+    nfkc_lower = get_user_model().objects.filter(username__iexact=username[:150])
+    return any(username_normal(u.get_username()) == wanted for u in (*candidates, *nfkc_lower))
 
 
-def signin_failures_clear(*, request, username: str) -> None:
-    try:
-        app_redis().delete(_key(address=_address(request), username=username))
-    except redis.RedisError:
-        pass
+class SignupForm(UserCreationForm):
+    """Django's form with the password validators, and one answer for a name that is taken
+    or too close to one that is: the same words as for any other unusable name."""
 
+    def clean_username(self):
+        username = self.cleaned_data.get("username")
+        if username and username_taken(username):
+            raise forms.ValidationError(USERNAME_REFUSED, code="unusable")
+        return username
 
-@receiver(signals.user_login_failed)
-def _count_failure(sender, credentials, request=None, **kwargs) -> None:
-    signin_failure_record(request=request, username=str(credentials.get("username", "")))
-
-
-@receiver(signals.user_logged_in)
-def _clear_failures(sender, request, user, **kwargs) -> None:
-    if request is not None:
-        signin_failures_clear(request=request, username=user.get_username())
-
-
-class ThrottleMixin:
-    """Refuse before the password is even checked while the pair is over its limit."""
-
-    def clean(self):
-        username = self.data.get("username", "") if self.data else ""
-        wait = signin_wait(request=self.request, username=str(username))
-        if wait:
-            minutes = max(1, round(wait / 60))
-            raise forms.ValidationError(
-                f"Too many failed sign-ins for this username from your address. Try again in "
-                f"about {minutes} minute{'s' if minutes != 1 else ''}.",
-                code=THROTTLED,
-            )
-        return super().clean()
-
-
-class ThrottledAuthenticationForm(ThrottleMixin, AuthenticationForm):
-    pass
-
-
-class ThrottledAdminAuthenticationForm(ThrottleMixin, AdminAuthenticationForm):
-    pass
-
-
-def throttled_status(view):
-    """Answer 429 instead of 200 when the sign-in form was refused by the throttle."""
-
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        form = (getattr(response, "context_data", None) or {}).get("form")
-        if form is not None and form.is_bound and form.has_error("__all__", code=THROTTLED):
-            response.status_code = 429
-        return response
-
-    return wrapped
+    def validate_unique(self):
+        # Django's own "A user with that username already exists." would name the reason.
+        try:
+            super().validate_unique()
+        except forms.ValidationError:
+            self.add_error("username", forms.ValidationError(USERNAME_REFUSED, code="unusable"))

@@ -63,3 +63,18 @@ def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Every test starts with no rate-limit budget spent (teachlab/ratelimits.py): counts live
+    in the session's Redis and would otherwise leak from one test into the next."""
+    import redis
+
+    from teachlab import ratelimits
+
+    try:
+        ratelimits.clear_all()
+    except redis.RedisError:
+        pass  # a test that points REDIS_URL nowhere, or before the server is up
+    yield

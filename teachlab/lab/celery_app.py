@@ -31,7 +31,9 @@ def _configure(app: Celery, lane: Lane) -> None:
         accept_content=["json"],
         enable_utc=True,
         timezone="UTC",
-        worker_pool="threads",  # tasks sleep; threads keep a worker to one process
+        # tasks sleep; threads keep a worker to one process (prefork only where a lane
+        # shows what a dead pool child does)
+        worker_pool=lane.pool,
         worker_concurrency=lane.concurrency,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,

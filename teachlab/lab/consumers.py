@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 from urllib.parse import parse_qs
 
@@ -15,6 +16,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
+from teachlab import ratelimits
 from teachlab.dbasync import NoHopDispatch, db_async
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
@@ -24,7 +26,7 @@ from teachlab.lab.reader import reader_join, reader_leave
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 CLOSE_NOT_YOURS = 4403
-RESYNC_EVERY = 3.0  # seconds between two redraws a socket may ask for
+RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
 REPLAY_SPEEDS = {1.0, 10.0}
 REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
 
@@ -306,15 +308,16 @@ class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
             frame = None
         if isinstance(frame, dict) and frame.get("action") == "resync" and self.following:
             # A resync redraws the whole run: one per socket every few seconds is plenty for
-            # a page that lost track, and a script cannot hammer it.
-            now = time.monotonic()
-            if now - getattr(self, "last_resync", -RESYNC_EVERY) < RESYNC_EVERY:
+            # a page that lost track, and a script cannot hammer it (teachlab/ratelimits.py).
+            if not hasattr(self, "resync_key"):
+                self.resync_key = secrets.token_hex(8)
+            budget = ratelimits.Budget("lab-resync", 1, RESYNC_EVERY)
+            if await ratelimits.aspend_all([(budget, (self.resync_key,))]):
                 await self._error(
                     "Resync asked too often; the page is redrawn at most "
                     f"once every {RESYNC_EVERY:g} s."
                 )
                 return
-            self.last_resync = now
             await self.send(text_data=self.reader.redraw())
             return
         await self._error("The server ignored a message it did not understand.")

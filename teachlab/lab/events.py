@@ -163,12 +163,36 @@ def event_received(request) -> dict | None:
         redelivered=(request.delivery_info or {}).get("redelivered"),
         eta=request.eta,
     )
+    # A quorum queue counts returns in this header (RabbitMQ 3.10: from the first return on);
+    # the delivery limit is judged on it.
+    headers = getattr(getattr(request, "message", None), "headers", None) or {}
+    if isinstance(headers, dict) and headers.get("x-delivery-count") is not None:
+        event["data"]["delivery_count"] = int(headers["x-delivery-count"])
     _append(event, 0)
     with _copies_lock:
         _copies[token] = event["copy"]
         held[token] = request.id
         held_requests[token] = request
     return event
+
+
+def held_prune_pool_settled() -> None:
+    """Prefork: a body runs and ends in a pool child, whose events never reach the parent's
+    `held`, so the parent drops a delivery once Celery's own state says the pool is done
+    with it (accepted by a child, then no longer reserved: `celery.worker.state.task_ready`),
+    and counts as running what a child has accepted and not finished."""
+    from celery.worker import state
+
+    with _copies_lock:
+        for token, request in list(held_requests.items()):
+            accepted = getattr(request, "time_start", None) is not None
+            if accepted and request not in state.reserved_requests:
+                held.pop(token, None)
+                held_requests.pop(token, None)
+                running.discard(token)
+                _copies.pop(token, None)
+            elif request in state.active_requests:
+                running.add(token)
 
 
 def events_requeued() -> int:

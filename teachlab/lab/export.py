@@ -52,6 +52,7 @@ def run_document(run) -> dict[str, Any]:
         "prediction": run.prediction,
         "status": run.status,
         "visibility_timeout": run.visibility_timeout,
+        "versions": run.versions,
         "fired_at": run.fired_at,
         "settled_at": run.settled_at,
         "task_ids": run.task_ids,

@@ -17,7 +17,8 @@ from teachlab.lab.models import Run
 from teachlab.lab.params import RunParams, params_limits_check, params_parse, prediction_parse
 from teachlab.lab.settle import run_settle
 from teachlab.lab.stream import log_open
-from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
+from teachlab.lab.tasks import task_name
+from teachlab.lab.versions import lane_versions
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,11 @@ def run_fire(
         params_limits_check(p, now=now)
         limits.active_runs_check(active_runs=_active_runs(learner))
         limits.rate_limit_take(learner=learner)
+    if p.die and lane.pool != "prefork":
+        raise LabInputError(
+            f"die kills the pool child running the body; {lane.name} runs the {lane.pool} "
+            "pool, where that would be the whole worker. Use a prefork lane."
+        )
     status = lane_status(lane, fresh=True)
     if not status.available:
         raise LaneUnavailable(f"{status.reason}. To get it: {status.how_to_get}.")
@@ -75,6 +81,7 @@ def run_fire(
         label=label[:120],
         task_ids=[str(uuid.uuid4()) for _ in range(p.count)],
         visibility_timeout=lane.visibility_timeout,
+        versions=lane_versions(lane=lane.name),
         fired_at=now,
         deadline=_deadline(p, lane, now=now),
     )
@@ -111,6 +118,7 @@ def task_meta(*, run: Run, lane: Lane, p: RunParams) -> dict:
         "fail": p.fail,
         "retry": p.retry,
         "retry_delay": p.retry_delay,
+        "die": p.die,
     }
 
 
@@ -118,7 +126,11 @@ def _publish(run: Run, lane: Lane, p: RunParams) -> int:
     from teachlab.lab.celery_app import lane_app
 
     app = lane_app(lane)
-    name = TASK_LATE if p.acks_late else TASK_EARLY
+    name = task_name(
+        acks_late=p.acks_late,
+        reject_on_worker_lost=p.reject_on_worker_lost,
+        retry_on_worker_lost=p.retry_on_worker_lost,
+    )
     meta = task_meta(run=run, lane=lane, p=p)
     # One short retry: a broker that is gone should fail the run quickly, not hang the page.
     policy = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}

@@ -108,6 +108,37 @@ LANE_TABLE: list[dict] = [
     },
 ]
 
+# Production Celery's default pool: a task runs in a forked child, so a child can die (the
+# OOM killer, a segfault) under a parent that lives on and settles the message itself
+# (celery.worker.request.Request.on_failure, WorkerLostError). One worker with one child,
+# so "the child" is never ambiguous.
+LANE_TABLE += [
+    {
+        "name": "redis-prefork",
+        "broker": "redis",
+        "db": 9,
+        "visibility_timeout": 30,
+        "pool": "prefork",
+        "workers": 1,
+        "concurrency": 1,
+        "prefetch_multiplier": 1,
+        "listed": False,
+        "title": "Redis, prefork pool (one child)",
+        "summary": "A killed pool child under a live parent: WorkerLostError, not a crash.",
+    },
+    {
+        "name": "rabbit-prefork",
+        "broker": "rabbit",
+        "pool": "prefork",
+        "workers": 1,
+        "concurrency": 1,
+        "prefetch_multiplier": 1,
+        "listed": False,
+        "title": "RabbitMQ quorum queue, prefork pool (one child)",
+        "summary": "A requeued delivery raises the quorum queue's delivery count.",
+    },
+]
+
 # The plain-Celery control (teachlab/lab/control.py): redis-short's entry on its own database,
 # so its transport options and worker count are redis-short's by construction.
 LANE_TABLE.append(
@@ -145,6 +176,7 @@ class Lane:
     concurrency: int = 8
     prefetch_multiplier: int | None = None  # None: Celery's default (4)
     exchange_type: str = "topic"  # RabbitMQ lanes; native delayed delivery needs topic
+    pool: str = "threads"  # "prefork" for the lanes that show a dead pool child
     listed: bool = True
     plain: bool = False  # the control lane: plain Celery, no lab handlers, not fired by runs
     title: str = ""
@@ -187,6 +219,7 @@ def lane_from_entry(entry: dict) -> Lane:
         concurrency=entry.get("concurrency", 8),
         prefetch_multiplier=entry.get("prefetch_multiplier"),
         exchange_type=entry.get("exchange_type", "topic"),
+        pool=entry.get("pool", "threads"),
         listed=entry.get("listed", True),
         plain=entry.get("plain", False),
         title=entry.get("title", entry["name"]),

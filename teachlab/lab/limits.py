@@ -4,13 +4,12 @@ is part of the run-parameter schema, params.py."""
 
 from __future__ import annotations
 
-import time
-
 import redis
 from django.conf import settings
 
+from teachlab import ratelimits
+from teachlab.identity import payer_of
 from teachlab.lab.errors import LabLimitError, LaneUnavailable
-from teachlab.lab.store import app_redis
 
 
 def active_runs_check(*, active_runs: int) -> None:
@@ -24,31 +23,27 @@ def active_runs_check(*, active_runs: int) -> None:
 
 
 def rate_limit_take(*, learner) -> None:
-    """Fixed one-minute windows in Redis, one per learner and, when LAB_CLASS_RUNS_PER_MINUTE
-    is set (classroom mode), one for everyone together; raises when either is full."""
+    """A moving one-minute window per learner and, when LAB_CLASS_RUNS_PER_MINUTE is set
+    (classroom mode), one for everyone together (teachlab/ratelimits.py); raises when either
+    is full, and spends from neither then."""
     per_minute = settings.LAB_RUNS_PER_MINUTE
     class_per_minute = settings.LAB_CLASS_RUNS_PER_MINUTE
-    window = int(time.time() // 60)
-    key = f"lab:rate:{learner.key}:{window}"  # keys are unique for ever; ids can be reused
-    class_key = f"lab:rate:class:{window}"
-    pipe = app_redis().pipeline()
-    pipe.incr(key)
-    pipe.expire(key, 120)
-    if class_per_minute:
-        pipe.incr(class_key)
-        pipe.expire(class_key, 120)
+    mine = ratelimits.Budget("lab-runs", per_minute, 60)
+    everyone = ratelimits.Budget("lab-runs-class", class_per_minute, 60)
     try:
-        answers = pipe.execute()
+        refused = ratelimits.spend_all([(mine, (payer_of(learner),)), (everyone, ("class",))])
+        if not refused:
+            return
+        budget, who = (mine, payer_of(learner)) if refused == 1 else (everyone, "class")
+        wait = ratelimits.wait_for(budget, who)
     except redis.RedisError as exc:
         raise LaneUnavailable(app_redis_down(exc)) from None
-    wait = 60 - int(time.time() % 60)
-    if int(answers[0]) > per_minute:
+    if refused == 1:
         raise LabLimitError(f"You may fire {per_minute} runs a minute; try again in {wait} s.")
-    if class_per_minute and int(answers[2]) > class_per_minute:
-        raise LabLimitError(
-            f"The whole class may fire {class_per_minute} runs a minute between them, and this "
-            f"minute's are used up; try again in {wait} s (or watch the presenter's run)."
-        )
+    raise LabLimitError(
+        f"The whole class may fire {class_per_minute} runs a minute between them, and this "
+        f"minute's are used up; try again in {wait} s (or watch the presenter's run)."
+    )
 
 
 def app_redis_down(exc: Exception) -> str:

@@ -44,6 +44,9 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     task_ids = models.JSONField(default=list)  # Celery task id of task i at index i
     visibility_timeout = models.FloatField(null=True, blank=True)  # the lane's, when fired
+    # What the lane's workers reported running on (versions.py): broker server, celery,
+    # kombu, amqp, redis-py, pool. Empty when no worker was up to say.
+    versions = models.JSONField(default=dict, blank=True)
     fired_at = models.FloatField(default=time.time)  # epoch seconds, before the first publish
     published_at = models.FloatField(null=True, blank=True)  # epoch, after the last publish
     deadline = models.FloatField(null=True, blank=True)  # epoch; past it the run times out

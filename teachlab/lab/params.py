@@ -104,6 +104,30 @@ PARAMS: dict[str, Param] = {
         Param("fail", "int", 0, "Body fails (times)", high=20, help="The body fails this often."),
         Param("retry", "flag", False, "Retry after a failure", help="Needs fail."),
         Param("retry_delay", "float", 1.0, "Retry delay (s)", high=3600),
+        # Prefork lanes only: the body's process dies (SIGKILL, as the OOM killer would) this
+        # many times, under a parent that lives on and settles the message (WorkerLostError).
+        Param(
+            "die",
+            "int",
+            0,
+            "Pool child dies (times)",
+            high=20,
+            help="Prefork lanes only: the child running the body is killed this often.",
+        ),
+        Param(
+            "reject_on_worker_lost",
+            "flag",
+            False,
+            "task_reject_on_worker_lost",
+            help="With acks_late: a dead child's message goes back to the queue.",
+        ),
+        Param(
+            "retry_on_worker_lost",
+            "flag",
+            False,
+            "task_retry_on_worker_lost",
+            help="A dead child's task is retried (max_retries 3, default_retry_delay 1 s here).",
+        ),
     )
 }
 
@@ -122,6 +146,9 @@ class RunParams:
     fail: int = 0
     retry: bool = False
     retry_delay: float = 1.0
+    die: int = 0
+    reject_on_worker_lost: bool = False
+    retry_on_worker_lost: bool = False
 
     def due_in(self, index: int, *, now: float) -> float:
         """Seconds from `now` until task `index` is due."""

@@ -14,10 +14,9 @@ from celery import signals
 
 from teachlab.lab import events
 from teachlab.lab.models import Kind
-from teachlab.lab.tasks import SUPPRESSED, TASK_EARLY, TASK_LATE
+from teachlab.lab.tasks import LAB_TASKS, SUPPRESSED
 
 log = logging.getLogger(__name__)
-LAB_TASKS = {TASK_EARLY, TASK_LATE}
 worker_identity: dict[str, str] = {}  # name, lane: set by celery_app.main
 # Seconds each lab handler took, the latest deliveries only: the heartbeat reports their
 # percentiles (workers.py), so the overhead goal is measured where it is spent.

@@ -6,6 +6,8 @@ Registered twice on every lane app because `acks_late` is a task option, not a p
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 from celery import Celery
@@ -14,6 +16,41 @@ from teachlab.lab import guard
 
 TASK_EARLY = "lab.work"
 TASK_LATE = "lab.work_late"
+# What a dead pool child's message gets is a task option too (Task.reject_on_worker_lost,
+# Task.retry_on_worker_lost): one more name per setting, e.g.
+# "lab.work_late.reject_on_worker_lost".
+WORKER_LOST = ("reject_on_worker_lost", "retry_on_worker_lost")
+# Celery's default_retry_delay is 180 s; the lab's retry after a lost worker comes in 1 s.
+WORKER_LOST_RETRY_DELAY = 1
+
+
+def task_name(*, acks_late: bool, reject_on_worker_lost: bool, retry_on_worker_lost: bool) -> str:
+    name = TASK_LATE if acks_late else TASK_EARLY
+    for option, on in zip(WORKER_LOST, (reject_on_worker_lost, retry_on_worker_lost), strict=True):
+        if on:
+            name += f".{option}"
+    return name
+
+
+def _variants() -> list[tuple[str, dict]]:
+    found = []
+    for acks_late in (False, True):
+        for reject in (False, True):
+            for retry in (False, True):
+                name = task_name(
+                    acks_late=acks_late, reject_on_worker_lost=reject, retry_on_worker_lost=retry
+                )
+                options = {"acks_late": acks_late}
+                if reject:
+                    options["reject_on_worker_lost"] = True
+                if retry:
+                    options["retry_on_worker_lost"] = True
+                    options["default_retry_delay"] = WORKER_LOST_RETRY_DELAY
+                found.append((name, options))
+    return found
+
+
+LAB_TASKS = frozenset(name for name, _ in _variants())
 SUPPRESSED = "suppressed"  # the body's return value when the guard refused the work
 
 
@@ -32,6 +69,7 @@ def lab_work(
     fail: int = 0,
     retry: bool = False,
     retry_delay: float = 1,
+    die: int = 0,
     **_meta,
 ) -> str:
     """One unit of lab work. The guard key comes from the work (run + index), never from the
@@ -45,6 +83,9 @@ def lab_work(
         events.event_from_task(task, Kind.SUPPRESSED, data={"guard_key": key})
         return SUPPRESSED
     executions_count(run_id=run, index=index)
+    if die and deaths_count(run_id=run, index=index) <= die:
+        # The pool child dies mid-body, as under the OOM killer; its parent sees it go.
+        os.kill(os.getpid(), signal.SIGKILL)
     try:
         if duration:
             time.sleep(duration)
@@ -75,7 +116,18 @@ def executions_count(*, run_id: str, index: int) -> None:
     pipe.execute()
 
 
+def deaths_count(*, run_id: str, index: int) -> int:
+    """How many times this work item's body has now started under `die` (1 on the first)."""
+    from teachlab.lab.store import app_redis
+
+    key = f"lab:deaths:{run_id}:{index}"
+    pipe = app_redis().pipeline()
+    pipe.incr(key)
+    pipe.expire(key, 24 * 3600)
+    return int(pipe.execute()[0])
+
+
 def register_tasks(app: Celery) -> None:
-    options = {"bind": True, "ignore_result": True, "typing": False}
-    app.task(name=TASK_EARLY, acks_late=False, **options)(lab_work)
-    app.task(name=TASK_LATE, acks_late=True, **options)(lab_work)
+    common = {"bind": True, "ignore_result": True, "typing": False}
+    for name, options in _variants():
+        app.task(name=name, **common, **options)(lab_work)

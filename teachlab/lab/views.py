@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from lessons.learners import learner_for_request
+from teachlab import ratelimits
+from teachlab.identity import payer_of
 from teachlab.lab import export, history, replay
 from teachlab.lab.errors import LabError
 from teachlab.lab.explain import COUNTERS, celery_code
@@ -22,7 +24,7 @@ from teachlab.lab.fragments import after_run_context, picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
 from teachlab.lab.limits import app_redis_down
 from teachlab.lab.reading import run_events, run_for_learner, run_summary
-from teachlab.lab.throttle import ThrottleExceeded, throttle_check
+from teachlab.lab.versions import versions_text
 from teachlab.lab.workers import (
     controls_allowed,
     worker_crash,
@@ -117,9 +119,13 @@ def worker_action(request: HttpRequest, name: str, action: str) -> HttpResponse:
         raise Http404("No such worker action.")
     learner = learner_for_request(request)
     try:
-        throttle_check(key=f"worker:{learner.key}", limit=settings.LAB_RUNS_PER_MINUTE * 3)
+        ratelimits.spend_or_raise(
+            ratelimits.Budget("worker-controls", settings.LAB_RUNS_PER_MINUTE * 3, 60),
+            payer_of(learner),
+            message="That is more than {amount} of these in a minute; try again in {wait} s.",
+        )
         act(name=name)
-    except ThrottleExceeded as exc:
+    except ratelimits.RateLimited as exc:
         return _worker_message(request, str(exc), status=429)
     except LabError as exc:
         return _worker_message(request, str(exc), status=400)
@@ -163,6 +169,7 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
         # after the run: what happened and why, and (for a batch) copies per task
         **({} if live else after_run_context(summary=summary, events=events)),
         "params_text": history.params_text(run.params),
+        "versions_text": versions_text(run.versions),
         "t0": f"{run.fired_at:.3f}",
         "finished_at": f"{run.settled_at:.3f}" if run.settled_at else "",
         "vt": run.visibility_timeout,

@@ -42,6 +42,8 @@ def _write(r, record: dict) -> None:
     from teachlab.lab import events
 
     record["seen_at"] = time.time()
+    if record.get("versions", {}).get("pool") == "prefork":
+        events.held_prune_pool_settled()
     record["held"] = len(events.held)
     record["running"] = len(events.running)
     # One id per copy, not per task: a worker can hold two deliveries of one task (the restore
@@ -102,8 +104,20 @@ def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
         created=me.create_time(),
         started_at=time.time(),
         state="running",
+        versions=_versions(lane),
     )
     threading.Thread(target=_beat, name="lab-heartbeat", daemon=True).start()
+
+
+def _versions(lane: str) -> dict:
+    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.versions import worker_versions
+
+    try:
+        return worker_versions(lane=lane_get(lane))
+    except Exception:  # a lane unknown here must not stop the heartbeat
+        log.exception("lab worker could not read its versions")
+        return {}
 
 
 def _beat() -> None:
@@ -202,6 +216,7 @@ def workers_list() -> list[dict]:
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),
                 "handler_ms": record.get("handler_ms") or {},
+                "versions": record.get("versions") or {},
             }
         )
     found.sort(key=lambda w: (order.get(w["lane"], 99), w["name"]))

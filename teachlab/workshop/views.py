@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from teachlab.identity import client_address
 from teachlab.workshop import (
     content,
     fragments,
@@ -109,8 +110,8 @@ def join(request: HttpRequest) -> HttpResponse:
             return redirect("workshop:room", code=room.code)  # already seated: same seat
         if _removed(request, room):
             return _join_page(request, form, REMOVED, 403)
-        # Off unless settings.WORKSHOP_JOINS_PER_ADDRESS is set (ratelimit.join_wait).
-        if wait := ratelimit.join_wait(address=request.META.get("REMOTE_ADDR", "")):
+        # Per client network (settings.WORKSHOP_JOINS_PER_ADDRESS, ratelimit.join_wait).
+        if wait := ratelimit.join_wait(address=client_address(request)):
             error = f"Too many joins from your network address; try again in {wait} seconds."
             return _join_page(request, form, error, 429)
         try:

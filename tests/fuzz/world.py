@@ -84,7 +84,8 @@ def _fingerprint_sql() -> str:
 
 
 FINGERPRINT_SQL = _fingerprint_sql()
-COUNTED_ELSEWHERE = ("lab:throttle:", "lab:workers")
+COUNTED_ELSEWHERE = ("lab:workers",)
+RUN_QUOTAS = "teachlab-limits:lab-runs*"  # teachlab/ratelimits.py's moving windows
 
 
 class WriteWatch:
@@ -149,10 +150,10 @@ def redis_state() -> dict[str, str]:
     keys = sorted(
         k for k in client.scan_iter(match="lab*", count=1000) if not k.startswith(COUNTED_ELSEWHERE)
     )
-    # Quotas by value (a refused run must not spend one); everything else by presence.
-    quotas = [k for k in keys if k.startswith("lab:rate:")]
-    values = dict(zip(quotas, client.mget(quotas), strict=True)) if quotas else {}
-    return {k: values.get(k, "") for k in keys}
+    # Run quotas by how much is spent (a refused run must not spend one); the rest by presence.
+    quotas = sorted(client.scan_iter(match=RUN_QUOTAS, count=1000))
+    values = {k: str(client.llen(k)) for k in quotas if client.type(k) == "list"}
+    return {**{k: "" for k in keys}, **values}
 
 
 def state_changes(before: tuple, after: tuple) -> list[str]:

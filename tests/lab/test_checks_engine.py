@@ -323,8 +323,9 @@ def test_a_run_value_never_observed_fails_every_bound_and_reads_never():
 
 
 def test_as_dict_leaves_out_the_values():
-    result = check(two_tasks(), what="receipts", at_least=4, says="four")
+    result = check(two_tasks(), what="receipts", at_least=4, says="four", id="four-receipts")
     assert result.as_dict() == {
+        "id": "four-receipts",
         "says": "four",
         "run": "main",
         "passed": True,
@@ -440,6 +441,7 @@ def test_counts_read_only_their_kind():
         Event("suppressed", "a", 1.2, "w3"),
         Event("finished", "a", 2.0),
         Event("failed", "a", 2.1, retrying=True),
+        Event("failed", "a", 2.2, worker_lost=True),
         Event("revoked", "a", 3.0),
         Event("revoked", "a", 3.1),
     ]
@@ -450,10 +452,11 @@ def test_counts_read_only_their_kind():
         "redelivered": 2.0,
         "executions": 2.0,
         "completions": 1.0,
-        "failures": 0.0,
+        "failures": 1.0,
         "retries": 1.0,
         "suppressed": 1.0,
         "revoked": 2.0,
+        "worker_lost": 1.0,
     }
     assert task_metric(observation=obs, what="workers") == {"a": 2.0}  # w3 only started
     assert run_metric(observation=obs, what="tasks_run_more_than_once") == 1.0
@@ -596,3 +599,19 @@ def test_a_delivery_at_the_runs_end_is_in_the_last_bucket_not_before_an_empty_on
     buckets = receipts_over_time(observation=obs, bucket=0.1)
     assert len(buckets) == 10
     assert buckets[-1][1:] == (1, 0)
+
+
+def test_a_dead_pool_child_and_the_delivery_count_are_read_from_the_stored_events():
+    from teachlab.lab.experiments.observe import event_from_dict
+
+    stored = [
+        {"kind": "received", "task_id": "a", "t": 0.1, "data": {}},
+        {"kind": "failed", "task_id": "a", "t": 0.5, "data": {"error": "WorkerLostError('x')"}},
+        {"kind": "failed", "task_id": "a", "t": 0.6, "data": {"error": "ValueError('x')"}},
+        {"kind": "received", "task_id": "a", "t": 0.7, "data": {"delivery_count": 2}},
+        {"kind": "received", "task_id": "b", "t": 0.8, "data": {}},
+    ]
+    obs = Observation(tasks={"a": 0.0, "b": 0.0}, events=[event_from_dict(e) for e in stored])
+    assert task_metric(observation=obs, what="worker_lost") == {"a": 1.0, "b": 0.0}
+    assert task_metric(observation=obs, what="failures") == {"a": 2.0, "b": 0.0}
+    assert task_metric(observation=obs, what="delivery_count") == {"a": 2.0, "b": 0.0}

@@ -4,7 +4,8 @@ test Redis, a RabbitMQ vhost of its own and real worker processes for every lane
 One session runs the whole set once (experiments on separate brokers overlap, so the twelve
 take about five minutes); each experiment is then its own test with its failed checks spelled
 out. Workers come from the lab's session fixture `lab_stack`.
-Set TEACHLAB_EXPERIMENTS=slug,slug to run only some while working on them.
+Set TEACHLAB_EXPERIMENTS=slug,slug to run only some while working on them, and
+TEACHLAB_EXPERIMENTS_OUT=FILE to keep the command's JSON (the values each check observed).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,6 +56,8 @@ def experiment_results(lab_stack) -> dict[str, dict]:
     )
     elapsed = time.monotonic() - started
     (STATE / "experiments.json").write_text(done.stdout)
+    if os.environ.get("TEACHLAB_EXPERIMENTS_OUT"):  # keep the values observed, for a report
+        Path(os.environ["TEACHLAB_EXPERIMENTS_OUT"]).write_text(done.stdout)
     try:
         results = json.loads(done.stdout)
     except ValueError:
@@ -103,6 +107,57 @@ def test_the_whole_set_runs_within_the_ci_budget(experiment_results):
     if os.environ.get("TEACHLAB_EXPERIMENTS"):
         pytest.skip("only a subset ran")
     assert experiment_results["_meta"]["seconds"] < 10 * 60
+
+
+def _server_version(lane) -> str:
+    """Asked of the broker here, not through teachlab.lab.versions."""
+    if lane.is_redis:
+        import redis
+
+        return redis.Redis.from_url(lane.broker_url).info("server")["redis_version"]
+    from urllib.parse import urlsplit
+
+    import amqp
+
+    url = urlsplit(lane.broker_url)
+    conn = amqp.Connection(
+        f"{url.hostname}:{url.port or 5672}",
+        userid=url.username,
+        password=url.password,
+        virtual_host=url.path[1:] or "/",
+    )
+    conn.connect()
+    try:
+        return conn.server_properties["version"]
+    finally:
+        conn.close()
+
+
+@pytest.mark.timeout(1200)
+def test_every_run_records_the_versions_its_lane_ran_on(experiment_results):
+    from importlib.metadata import version
+
+    from teachlab.lab.lanes import lane_get
+
+    libraries = {
+        "celery": version("celery"),
+        "kombu": version("kombu"),
+        "amqp": version("amqp"),
+        "redis-py": version("redis"),
+    }
+    servers = {}
+    for slug, result in experiment_results.items():
+        if slug == "_meta":
+            continue
+        for name, run in result["runs"].items():
+            lane = lane_get(run["lane"])
+            if lane.name not in servers:
+                servers[lane.name] = _server_version(lane)
+            got = run["versions"]
+            assert {key: got.get(key) for key in libraries} == libraries, (slug, name)
+            assert got["redis" if lane.is_redis else "rabbitmq"] == servers[lane.name]
+            assert got["pool"] == lane.pool
+            assert result["versions"][lane.name] == got
 
 
 @pytest.mark.timeout(120)

@@ -297,3 +297,15 @@ def test_a_timing_prediction_loads_with_its_run_filled_in_and_a_bad_one_is_repor
     choices_line = broken.splitlines().index("    choices:") + 1
     assert len(problems) == 1 and "choices" in problems[0].message
     assert problems[0].line in (choices_line, choices_line + 1)
+
+
+def test_a_check_id_is_kept_and_two_alike_or_a_malformed_one_are_refused():
+    with_id = GOOD.replace("  - what: receipts\n", "  - id: received-again\n    what: receipts\n")
+    experiment, problems = validate(with_id)
+    assert not problems and experiment.checks[0]["id"] == "received-again"
+    one = "  - id: received-again\n    what: receipts\n    at_least: 1\n    says: Once.\n"
+    twice = with_id.replace("explanation: Because.\n", one + "explanation: Because.\n")
+    _, problems = validate(twice)
+    assert any("two checks have the id 'received-again'" in p.message for p in problems)
+    _, problems = validate(with_id.replace("id: received-again", "id: Received Again"))
+    assert any("lowercase letters, digits and dashes" in p.message for p in problems)

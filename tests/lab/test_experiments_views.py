@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from teachlab.lab.experiments.catalog import experiments_load
 from teachlab.lab.experiments.models import Attempt
@@ -17,7 +16,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def client(settings):
     settings.ALLOWED_HOSTS = ["testserver"]
-    return Client()
+    client = Client()
+    client.get("/lab/experiments/")  # a browser reads the page first (its visitor cookie)
+    return client
 
 
 def test_the_list_shows_every_experiment_with_a_link(client):
@@ -73,10 +74,11 @@ def test_an_unknown_experiment_is_a_404(client):
 
 
 def _learner_client(settings) -> tuple[Client, Learner]:
+    from tests.lessons.quiz_support import client_learner
+
     client = Client()
-    client.get("/lab/experiments/")
-    key = client.session[SESSION_KEY]
-    return client, Learner.objects.get(key=key)
+    client.get("/lab/experiments/")  # reading makes no learner: client_learner makes one
+    return client, client_learner(client)
 
 
 def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, settings):
@@ -98,7 +100,15 @@ def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, sett
                 }
             ],
             "errors": [],
-            "runs": {},
+            "runs": {
+                "main": {
+                    "id": "r1",
+                    "lane": "redis-fast-sweep",
+                    "steps": [],
+                    "versions": {"redis": "7.0.15", "celery": "5.7.0"},
+                    "versions_text": "Redis 7.0.15 · celery 5.7.0",
+                }
+            },
             "prediction": {
                 "kind": "number",
                 "value": 2,
@@ -114,6 +124,7 @@ def test_a_finished_attempt_shows_prediction_checks_and_explanation(client, sett
     assert page.status_code == 200
     assert "The task was delivered exactly once." in text and "observed 1" in text
     assert "No: look at the checks" in text
+    assert "Measured on: redis-fast-sweep: Redis 7.0.15 · celery 5.7.0" in text
     assert 'href="/q/raise-visibility-timeout/basics/"' in text  # the explanation's tier link
 
 

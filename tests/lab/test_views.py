@@ -293,3 +293,36 @@ def test_with_redis_down_the_lab_page_and_workers_panel_open_and_say_why(client,
     assert panel.status_code == 200 and "does not answer" in panel.content.decode()
     crash = client.post("/lab/workers/redis-short-1/crash/", headers={"HX-Request": "true"})
     assert crash.status_code == 200 and "does not answer" in crash.content.decode()
+
+
+VERSIONS = {
+    "redis": "7.0.15",
+    "celery": "5.7.0",
+    "kombu": "5.7.0",
+    "amqp": "5.4.2",
+    "redis-py": "8.1.0",
+    "pool": "threads",
+}
+
+
+def test_the_run_page_and_its_json_name_the_versions_the_run_was_measured_on(client, learner):
+    run = _run(learner, versions=VERSIONS)
+    page = client.get(f"/lab/runs/{run.id}/").content.decode()
+    assert "Ran on Redis 7.0.15 · celery 5.7.0 · kombu 5.7.0 · amqp 5.4.2 · redis-py 8.1.0" in page
+    document = client.get(f"/lab/runs/{run.id}/export.json").json()
+    assert document["versions"] == VERSIONS
+
+
+def test_a_run_fired_with_no_worker_up_says_no_versions_were_reported(client, learner):
+    run = _run(learner)
+    page = client.get(f"/lab/runs/{run.id}/").content.decode()
+    assert "No worker of this lane reported its versions" in page
+
+
+def test_a_dying_child_is_refused_on_a_lane_without_pool_children(learner):
+    from teachlab.lab.errors import LabInputError
+    from teachlab.lab.firing import run_fire
+
+    with pytest.raises(LabInputError, match="runs the threads pool.*Use a prefork lane"):
+        run_fire(learner=learner, lane="redis-short", params={"die": 1}, check_limits=False)
+    assert not Run.objects.exists()

@@ -17,7 +17,12 @@ BETA = "quiz-beta"
 
 
 def client_learner(client: Client) -> Learner:
-    """The learner behind a client's session (it must have visited a page)."""
+    """The learner behind a client's session; made here, as the browser's first action would
+    make it, when the client has only read pages so far (reading makes no learner)."""
+    session = client.session
+    if SESSION_KEY not in session:
+        session[SESSION_KEY] = Learner.objects.create().key
+        session.save()
     return Learner.objects.get(key=client.session[SESSION_KEY])
 
 

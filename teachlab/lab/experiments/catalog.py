@@ -482,10 +482,22 @@ def experiment_validate(
 
     checks = data.get("checks")
     if "checks" in data and c.listing(checks, ("checks",), "`checks`"):
+        ids: set[str] = set()
         for i, check in enumerate(checks):
             _condition(c, check, ("checks", i), schema.CHECK_FIELDS, "a check", run_names)
             if isinstance(check, Mapping) and "says" in check:
                 c.text(check["says"], ("checks", i, "says"), "a check's `says`")
+            if isinstance(check, Mapping) and "id" in check:
+                check_id = check["id"]
+                if not isinstance(check_id, str) or not re.match(schema.NAME_PATTERN, check_id):
+                    c.problem(
+                        ("checks", i, "id"),
+                        "a check's `id` is lowercase letters, digits and dashes, like "
+                        "`body-ran-once`",
+                    )
+                elif check_id in ids:
+                    c.problem(("checks", i, "id"), f"two checks have the id {check_id!r}")
+                ids.add(check_id)
 
     links = data.get("links")
     if "links" in data and c.listing(links, ("links",), "`links`", at_least=0):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import partial
 
@@ -32,6 +32,8 @@ class Event:
     worker: str = ""
     redelivered: bool = False
     retrying: bool = False  # a failure Celery retries (a new delivery follows)
+    worker_lost: bool = False  # a failure the parent recorded for a dead pool child
+    delivery_count: int | None = None  # a quorum queue's x-delivery-count on this delivery
 
 
 @dataclass
@@ -95,6 +97,17 @@ def _last_start_after_due(events: list[Event], due: float, _obs: Observation) ->
     return round(max(starts) - due, 2) if starts else None
 
 
+def _worker_lost(events: list[Event], _due: float, _obs: Observation) -> float:
+    return float(sum(1 for e in events if e.worker_lost))
+
+
+def _delivery_count(events: list[Event], _due: float, _obs: Observation) -> float:
+    """The largest x-delivery-count a delivery carried; 0 when none carried one (Redis, or a
+    quorum queue's first delivery)."""
+    counts = [e.delivery_count for e in events if e.kind == RECEIVED and e.delivery_count]
+    return float(max(counts, default=0))
+
+
 def _executions(events: list[Event], _due: float, _obs: Observation) -> float:
     """Bodies that ran: a copy the guard turned away started but did no work."""
     started = sum(1 for e in events if e.kind == STARTED)
@@ -139,6 +152,8 @@ TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
     "failures": (partial(_failures, False), "times the body raised"),
     "retries": (partial(_failures, True), "times the body asked for a retry"),
     "suppressed": (partial(_count, SUPPRESSED), "copies the idempotency guard turned away"),
+    "worker_lost": (_worker_lost, "failures recorded as WorkerLostError (a dead pool child)"),
+    "delivery_count": (_delivery_count, "largest x-delivery-count header on a delivery"),
     "revoked": (partial(_count, REVOKED), "copies revoked (expired) before running"),
     "running_at_once": (_running_at_once, "most copies running at the same moment"),
     "receipts_vs_ceil": (_receipts_vs_ceil, "deliveries minus ceil(wait / visibility timeout)"),
@@ -194,6 +209,7 @@ COUNTED = (
     "retries",
     "suppressed",
     "revoked",
+    "worker_lost",
 )
 
 RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
@@ -242,9 +258,11 @@ class CheckResult:
     expected: str
     observed: str
     values: tuple = ()
+    id: str = ""  # the check's `id` in the file: what a lesson's evidence cites
 
     def as_dict(self) -> dict:
         return {
+            "id": self.id,
             "says": self.says,
             "run": self.run,
             "passed": self.passed,
@@ -302,6 +320,11 @@ def _fmt(value: float | None) -> str:
 
 def check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -> CheckResult:
     """One check against the observed runs; every task must pass a `per: task` check."""
+    result = _check_evaluate(check=check, observations=observations)
+    return replace(result, id=str(check.get("id", "")))
+
+
+def _check_evaluate(*, check: Mapping, observations: Mapping[str, Observation]) -> CheckResult:
     run = check["run"]
     what = check["what"]
     op_name = next(name for name in BOUNDS if name in check)

@@ -18,7 +18,7 @@ from teachlab.lab.lanes import lane_get, lane_status
 from teachlab.lab.models import Run
 from teachlab.lab.params import params_parse
 from teachlab.lab.stream import log_open
-from teachlab.lab.tasks import TASK_EARLY, TASK_LATE
+from teachlab.lab.tasks import task_name
 
 TICK = 0.2  # seconds between feeder ticks: a task goes out at most this late
 
@@ -63,7 +63,11 @@ def feeder_tick(*, run: Run, sent: set[int], now: float | None = None) -> list[i
     with app.producer_or_acquire() as producer:
         for index in due:
             app.send_task(
-                TASK_LATE if p.acks_late else TASK_EARLY,
+                task_name(
+                    acks_late=p.acks_late,
+                    reject_on_worker_lost=p.reject_on_worker_lost,
+                    retry_on_worker_lost=p.retry_on_worker_lost,
+                ),
                 kwargs={**meta, "index": index, "published_at": time.time()},
                 task_id=run.task_ids[index],
                 producer=producer,

@@ -16,6 +16,9 @@ def event_from_dict(event: Mapping) -> Event:
         worker=event.get("worker") or "",
         redelivered=bool(event.get("redelivered")),
         retrying=event["kind"] == FAILED and bool((event.get("data") or {}).get("retrying")),
+        worker_lost=event["kind"] == FAILED
+        and "WorkerLostError" in str((event.get("data") or {}).get("error", "")),
+        delivery_count=(event.get("data") or {}).get("delivery_count"),
     )
 
 

@@ -34,6 +34,7 @@ from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
 from teachlab.lab.settle import copies_pending, run_settle
+from teachlab.lab.versions import versions_text
 from teachlab.lab.workers import worker_control, worker_holding, worker_stop, workers_list
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,11 @@ UNTIL_WORDS = {
     "receipts": ("workers have received a task {n}", "workers have received every task {n}"),
     "revoked": ("a worker has revoked a copy {n}", "every task has been revoked {n}"),
     "suppressed": ("the guard has turned a copy away {n}", "the guard turned every task away {n}"),
+    "failures": ("a run has ended in failure {n}", "every task has ended in failure {n}"),
+    "worker_lost": (
+        "the parent has recorded a dead pool child {n}",
+        "the parent has recorded a dead pool child for every task {n}",
+    ),
     "min_executions": ("every task's body has run {n}", "every task's body has run {n}"),
 }
 
@@ -468,6 +474,8 @@ def experiment_execute(
             "feeder": bool(state.spec.get("feeder")),
             "steps": state.log,
             "report": run_report(observation=observation),
+            "versions": state.run.versions,
+            "versions_text": versions_text(state.run.versions),
         }
     checks = []
     if len(observations) == len(states):
@@ -495,6 +503,8 @@ def experiment_execute(
         "errors": errors,
         "runs": runs,
         "prediction": verdict,
+        # lane -> what its workers ran on when the run fired (issue 25, "version honesty")
+        "versions": {run["lane"]: run["versions"] for run in runs.values()},
         "seconds": round(time.time() - started, 1),
     }
 

@@ -43,7 +43,9 @@ RUN_FIELDS = {
     "feeder": False,
     "after": False,
 }
+# `id`: a name unique in the file, for lessons to cite as evidence (`checks: [id]`).
 CHECK_FIELDS = {
+    "id": False,
     "run": False,
     "what": True,
     "per": False,

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
 from lessons.learners import learner_for_request
+from teachlab.identity import POOLED_MESSAGE, is_pooled
 from teachlab.lab.experiments.attempts import (
     AttemptRefused,
     attempt_for_learner,
@@ -109,6 +110,9 @@ def experiment_page(request: HttpRequest, slug: str) -> HttpResponse:
     blocked = context["stops_workers"] and not controls_allowed(request.user)
     if request.method == "POST" and blocked:
         error, status = BLOCKED, 403
+    elif request.method == "POST" and is_pooled(learner):
+        # Four cookie-less requests took all four experiment slots on 5def06e (issue 26).
+        error, status = POOLED_MESSAGE, 400
     elif request.method == "POST":
         try:
             attempt = attempt_start(

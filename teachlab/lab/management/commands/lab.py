@@ -86,7 +86,7 @@ class Command(BaseCommand):
         if not finished:
             out.write("timed out before every task settled\n")
         run.refresh_from_db()
-        summary = run_summary(run)
+        summary = {**run_summary(run), "versions": run.versions}
         if options["json"]:
             self.stdout.write(json.dumps(summary, indent=2))
         else:
