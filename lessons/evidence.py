@@ -6,22 +6,28 @@ In a lesson file (`evidence` is a list; each item has exactly one of these keys)
 
     evidence:
       - experiment: acks-late-long-body        # a lab experiment (lessons/experiments/<slug>.yaml)
+        checks: [receipts, running_at_once]    # ... and the checks of it that show the claim
       - measured: 3                            # item 3 of lessons/measurements.md (measured here)
       - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/
       - source: {package: kombu, versions: ">=5.7,<5.8",
-                 module: kombu.transport.redis, function: QoS.restore_visible}
-      - docs: {title: "Consumer Acknowledgements and Publisher Confirms", version: "4.1",
-               url: "https://www.rabbitmq.com/docs/confirms"}
+                 module: kombu.transport.redis, function: QoS.restore_visible,
+                 shows: "ceil = time() - self.visibility_timeout"}   # text in that function
+      - docs: {title: "Consumer Acknowledgements and Publisher Confirms", version: "RabbitMQ 4.1",
+               url: "https://www.rabbitmq.com/docs/confirms",
+               quote: "...at most 30 words, verbatim...", read: 2026-12-05}
     versions: {rabbitmq: ">=4.0"}              # required when the text names a product version
 
 A claim whose text names a product with a version ("RabbitMQ 4.0", "Celery 5.5") must say in
-`versions` which versions of that product it holds for.
+`versions` which versions of that product it holds for. An experiment is refused as evidence
+for a claim whose `versions` exclude what the lab runs (lessons/lab_versions.py), and
+`validatelessons` checks every `shows:` against the installed source (lessons/evidence_check.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
@@ -29,6 +35,8 @@ import yaml
 from django.conf import settings
 from pydantic import ValidationInfo, field_validator, model_validator
 
+from lessons.experiment_refs import checks_problem, experiment_checks
+from lessons.lab_versions import ALWAYS, lab_versions, version_allows
 from lessons.yamlschema import Slug, Text, YamlModel, refusal
 
 KINDS = ("experiment", "measured", "seed", "source", "docs")
@@ -73,22 +81,47 @@ def _products(versions: dict[str, str] | None) -> dict[str, str] | None:
     return {k: str(v) for k, v in versions.items()}
 
 
+QUOTE_MAX_WORDS = 30
+
+
 class SourceRef(YamlModel):
     package: Text
     versions: Text
     module: Text
     function: Text
+    shows: list[Text]
 
     @field_validator("versions")
     @classmethod
     def _range(cls, value: str) -> str:
         return _spec(value)
 
+    @field_validator("shows", mode="before")
+    @classmethod
+    def _lines(cls, value):
+        """One line, or a list of them; each must appear in the function's source."""
+        lines = [value] if isinstance(value, str) else value
+        if not isinstance(lines, list) or not lines:
+            raise refusal("shows", "give the text (or list of texts) the function's source shows")
+        return lines
+
 
 class DocRef(YamlModel):
     title: Text
     version: Text
     url: Text | None = None
+    quote: Text
+    read: date
+
+    @field_validator("quote")
+    @classmethod
+    def _short(cls, value: str) -> str:
+        words = len(value.split())
+        if words > QUOTE_MAX_WORDS:
+            raise refusal(
+                "quote", f"{words} words; quote at most {QUOTE_MAX_WORDS}, verbatim from the page"
+            )
+        return value
 
     @field_validator("url")
     @classmethod
@@ -100,6 +133,7 @@ class DocRef(YamlModel):
 
 class EvidenceModel(YamlModel):
     experiment: Slug | None = None
+    checks: list[Text] | None = None
     measured: int | None = None
     seed: Text | None = None
     source: SourceRef | None = None
@@ -112,6 +146,19 @@ class EvidenceModel(YamlModel):
             raise refusal(
                 "evidence", f"give exactly one of: {', '.join(KINDS)} (found {len(given)})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _checks_shown(self, info: ValidationInfo) -> EvidenceModel:
+        if self.checks is not None and self.experiment is None:
+            raise refusal("checks", "`checks` belongs to an `experiment` reference")
+        known = (info.context or {}).get("experiment_checks")
+        if self.experiment is not None and known is not None:
+            problem = checks_problem(
+                self.experiment, tuple(self.checks or ()), known.get(self.experiment)
+            )
+            if problem:
+                raise refusal("checks", problem)
         return self
 
     @field_validator("experiment")
@@ -176,6 +223,28 @@ class Backed(YamlModel):
         return _products(value)
 
     @model_validator(mode="after")
+    def _experiments_within_versions(self, info: ValidationInfo):
+        """An experiment measures the versions the lab runs; it cannot back a claim about others."""
+        known = (info.context or {}).get("experiment_checks")
+        lab = (info.context or {}).get("lab_versions")
+        if not known or not lab or not self.versions:
+            return self
+        for item in self.evidence:
+            exp = known.get(item.experiment) if item.experiment else None
+            if exp is None:
+                continue
+            for product in sorted({*exp.brokers, *ALWAYS}):
+                spec = self.versions.get(product)
+                if spec and product in lab and not version_allows(spec, lab[product]):
+                    raise refusal(
+                        "versions",
+                        f"experiment {exp.slug} runs on {PRODUCTS[product]} {lab[product]}, "
+                        f"which versions {{{product}: '{spec}'}} excludes; cite documentation "
+                        "or source for those versions instead",
+                    )
+        return self
+
+    @model_validator(mode="after")
     def _versions_for_mentions(self):
         texts = [getattr(self, f) or "" for f in self.text_fields]
         named = version_mentions(*texts)
@@ -236,6 +305,8 @@ def evidence_context() -> dict:
     facts = facts_file()
     return {
         "experiments": experiment_slugs(),
+        "experiment_checks": experiment_checks(experiments_dir()),
+        "lab_versions": lab_versions(),
         "seeds": {p.name for p in seeds.iterdir()} if seeds.is_dir() else None,
         "facts": (
             {int(n) for n in _FACT_ITEM.findall(facts.read_text(encoding="utf-8"))}
@@ -276,6 +347,11 @@ class Evidence:
     url: str | None = None
     experiment: str | None = None
     detail: tuple[tuple[str, str], ...] = ()
+    shows: tuple[str, ...] = ()  # source: the lines the function must contain
+    checks: tuple[str, ...] = ()  # experiment: the ids of the checks that show the claim
+    quote: str | None = None  # docs: verbatim, at most 30 words
+    read: str | None = None  # docs: when the page was read (ISO date)
+    version: str | None = None  # docs: the product version the page documents
 
     @property
     def href(self) -> str | None:
@@ -290,7 +366,14 @@ class Evidence:
         return self.url
 
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "label": self.label, "url": self.href}
+        out = {"kind": self.kind, "label": self.label, "url": self.href}
+        if self.kind == "source":
+            out["shows"] = list(self.shows)
+        elif self.kind == "experiment":
+            out["checks"] = list(self.checks)
+        elif self.kind == "docs":
+            out.update(quote=self.quote, read=self.read, version=self.version)
+        return out
 
 
 def evidence_from_model(item: EvidenceModel) -> Evidence:
@@ -300,6 +383,7 @@ def evidence_from_model(item: EvidenceModel) -> Evidence:
             f"lab experiment {item.experiment}",
             experiment=item.experiment,
             detail=(("experiment", item.experiment),),
+            checks=tuple(item.checks or ()),
         )
     if item.measured is not None:
         return Evidence(
@@ -315,6 +399,7 @@ def evidence_from_model(item: EvidenceModel) -> Evidence:
             "source",
             f"{s.package} {s.versions}: {s.module}, {s.function}",
             detail=tuple((k, getattr(s, k)) for k in ("package", "versions", "module", "function")),
+            shows=tuple(s.shows),
         )
     d = item.docs
     return Evidence(
@@ -322,4 +407,7 @@ def evidence_from_model(item: EvidenceModel) -> Evidence:
         f"{d.title} (documentation, {d.version})",
         url=d.url,
         detail=(("title", d.title), ("version", d.version)),
+        quote=d.quote,
+        read=d.read.isoformat(),
+        version=d.version,
     )

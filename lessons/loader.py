@@ -14,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 
 from lessons.evidence import evidence_context, evidence_from_model
+from lessons.evidence_check import source_problem
 from lessons.lesson import (
     Claim,
     CodeSample,
@@ -98,6 +99,31 @@ def _duplicate_claim_ids(doc: Document, model: LessonModel) -> list[Problem]:
     return problems
 
 
+def _backed_items(model: LessonModel):
+    """(location, name) of everything that carries evidence, named as a reader finds it."""
+    for i, point in enumerate(model.key_points):
+        yield ("key_points", i), f"key point {i + 1}", point
+    for field in ("claims_cost", "claims_hold"):
+        for i, claim in enumerate(getattr(model, field)):
+            yield (field, i), f"claim {claim.id}", claim
+
+
+def _source_problems(doc: Document, model: LessonModel) -> list[Problem]:
+    """Every `source` reference whose function or `shows:` text is gone from the installed
+    package, named by the claim it backs (so an upgrade fails CI instead of going unnoticed)."""
+    problems: list[Problem] = []
+    for loc, name, item in _backed_items(model):
+        for j, evidence in enumerate(item.evidence):
+            ref = evidence.source
+            if ref is None:
+                continue
+            why = source_problem(module=ref.module, function=ref.function, shows=tuple(ref.shows))
+            if why:
+                where = (*loc, "evidence", j, "source", "shows")
+                problems.append(doc.problem(where, f"{model.slug} {name}: {why}"))
+    return problems
+
+
 def check_file(path: Path) -> tuple[Question | None, list[Problem]]:
     """One file on its own: the Question if it is sound, and every problem found."""
     question, problems, _ = _check(Path(path), evidence_context())
@@ -112,6 +138,8 @@ def _check(path: Path, context: dict) -> tuple[Question | None, list[Problem], D
     if model is None:
         return None, problems, doc
     problems = _duplicate_claim_ids(doc, model)
+    if context.get("sources"):
+        problems += _source_problems(doc, model)
     if problems:
         return None, problems, doc
     return question_from_model(model, path), [], doc
@@ -126,14 +154,16 @@ class Checked:
     broken: dict[str, list[Problem]]  # shown path -> its problems
 
 
-def check_files(paths: list[Path]) -> Checked:
+def check_files(paths: list[Path], *, sources: bool = False) -> Checked:
     """Every file checked alone, then across files (a slug or order used twice: the later
-    file by name is refused, so the first keeps working)."""
+    file by name is refused, so the first keeps working). `sources`: also read every `source`
+    reference's function in the installed packages (the validator and CI do; pages do not, so
+    a deployed site keeps its lessons whatever is installed beside it)."""
     questions: list[Question] = []
     problems: list[Problem] = []
     by_slug: dict[str, Question] = {}
     by_order: dict[int, Question] = {}
-    context = evidence_context()
+    context = {**evidence_context(), "sources": sources}
     docs: dict[str, Document] = {}
     for path in sorted(Path(p) for p in paths):
         question, found, doc = _check(path, context)

@@ -95,8 +95,8 @@ def broker_html(snapshot: dict | None, run_tag: str) -> str:
 
 
 def holders_rows(workers: list[dict] | None, *, lane: str, task_ids: frozenset) -> tuple:
-    """Per worker of the run's lane: (name, alive, how many of this run's tasks it holds in
-    memory), from the registry each worker writes twice a second (workers.py)."""
+    """Per worker of the run's lane: (name, alive, how many copies of this run's tasks it holds
+    in memory), from the registry each worker writes twice a second (workers.py)."""
     rows = []
     for w in workers or []:
         if w.get("lane") != lane:

@@ -46,7 +46,10 @@ def _write(r, record: dict) -> None:
         events.held_prune_pool_settled()
     record["held"] = len(events.held)
     record["running"] = len(events.running)
-    record["held_ids"] = sorted(set(events.held.values()))[:200]
+    # One id per copy, not per task: a worker can hold two deliveries of one task (the restore
+    # sweep hands it out again while the first copy waits for its ETA), and the run page's
+    # panel exists to count exactly those copies.
+    record["held_ids"] = sorted(events.held.values())[:200]
     record["handler_ms"] = handler_stats()
     r.hset(REGISTRY, record["name"], json.dumps(record))
 
@@ -208,7 +211,7 @@ def workers_list() -> list[dict]:
                 "state": record.get("state", "") if alive or age < ALIVE_WITHIN else "gone",
                 "held": int(record.get("held", 0)) if alive else 0,
                 "running": int(record.get("running", 0)) if alive else 0,
-                # task ids it holds: the run page's per-worker panel counts its own among them
+                # one task id per copy it holds: the run page's panel counts its own among them
                 "held_ids": list(record.get("held_ids") or []) if alive else [],
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),

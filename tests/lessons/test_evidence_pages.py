@@ -35,17 +35,19 @@ RICH_POINT = """  - point: Point one
     versions: {rabbitmq: ">=4.0,<4.3"}
     evidence:
       - experiment: countdown-beyond-timeout
+        checks: [receipts]
       - measured: 1
       - seed: 002_fixture-seed.txt
       - source: {package: kombu, versions: ">=5.7,<5.8", module: kombu.transport.redis,
-                 function: QoS.restore_visible}
+                 function: QoS.restore_visible, shows: "ceil = time() - self.visibility_timeout"}
       - docs: {title: "Consumer timeouts <b>guide</b>", version: RabbitMQ 4.2,
-               url: "https://www.rabbitmq.com/docs/consumers"}
+               url: "https://www.rabbitmq.com/docs/consumers",
+               quote: "The default timeout value for RabbitMQ is 30 minutes.", read: 2026-12-05}
 """
 RICH_CLAIM = """    truth: The true statement behind wrong claim 5 of quiz-alpha.
     tier: senior
     versions: {celery: ">=5.5"}
-    evidence: [{seed: 002_fixture-seed.txt}, {experiment: countdown-beyond-timeout}]
+    evidence: [{seed: 002_fixture-seed.txt}, {experiment: countdown-beyond-timeout, checks: [receipts]}]
 """
 
 
@@ -71,13 +73,13 @@ def rich_lessons(settings, tmp_path):
     text = alpha.read_text(encoding="utf-8")
     text = replace_once(
         text,
-        "  - point: Point one\n    evidence: [{experiment: countdown-beyond-timeout}]\n",
+        "  - point: Point one\n    evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]\n",
         RICH_POINT,
     )
     text = replace_once(
         text,
         "    truth: The true statement behind wrong claim 5 of quiz-alpha.\n"
-        "    tier: senior\n    evidence: [{experiment: countdown-beyond-timeout}]\n",
+        "    tier: senior\n    evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]\n",
         RICH_CLAIM,
     )
     alpha.write_text(text, encoding="utf-8")

@@ -22,16 +22,16 @@ LAST_COST_CLAIM = (
     "    why_wrong: Every held message sits in the worker process until it runs.\n"
     "    truth: Many long countdowns raise worker memory and restart impact.\n"
     "    tier: senior\n"
-    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
+    "    evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]\n"
 )
 LAST_HOLD_CLAIM = (
     "  - id: due-table\n"
     "    claim: A due-time table is a sound home for long delays.\n"
     "    why: It is queryable, cancellable and survives restarts.\n"
     "    tier: senior\n"
-    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
+    "    evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]\n"
 )
-KP_EVIDENCE = "evidence: [{experiment: countdown-beyond-timeout}]"
+KP_EVIDENCE = "evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]"
 BASICS_LAST_LINE = "    runs the message is unacknowledged, so Redis may hand it out again.\n"
 SOLID_LAST_LINE = "    delays into a scheduler table that enqueues work when it is due.\n"
 
@@ -398,7 +398,7 @@ def test_a_byte_that_is_not_utf8_is_reported_on_its_line(tmp_path):
 FIRST_CLAIM_EVIDENCE = (
     "    truth: Redis only keeps an unacked copy that it may restore.\n"
     "    tier: basics\n"
-    "    evidence: [{experiment: countdown-beyond-timeout}]\n"
+    "    evidence: [{experiment: countdown-beyond-timeout, checks: [receipts]}]\n"
 )
 
 
@@ -406,7 +406,10 @@ def _first_claim_evidence(text: str, evidence: str, extra: str = "") -> str:
     return replace_once(
         text,
         FIRST_CLAIM_EVIDENCE,
-        FIRST_CLAIM_EVIDENCE.replace("[{experiment: countdown-beyond-timeout}]", evidence) + extra,
+        FIRST_CLAIM_EVIDENCE.replace(
+            "[{experiment: countdown-beyond-timeout, checks: [receipts]}]", evidence
+        )
+        + extra,
     )
 
 
@@ -463,7 +466,8 @@ EVIDENCE_CASES = [
     (
         "source-without-versions",
         lambda t: _first_claim_evidence(
-            t, "[{source: {package: kombu, module: kombu.transport.redis, function: QoS.append}}]"
+            t,
+            "[{source: {package: kombu, module: kombu.transport.redis, function: QoS.append, shows: x}}]",
         ),
         "claims_cost[0].evidence[0].source: missing field 'versions'",
         lambda t: line_of(t, "QoS.append"),
@@ -472,14 +476,16 @@ EVIDENCE_CASES = [
         "source-with-a-bad-range",
         lambda t: _first_claim_evidence(
             t,
-            "[{source: {package: kombu, versions: recent, module: kombu.transport.redis, function: QoS.append}}]",
+            "[{source: {package: kombu, versions: recent, module: kombu.transport.redis, function: QoS.append, shows: x}}]",
         ),
         "claims_cost[0].evidence[0].source.versions: 'recent' is not a version range",
         lambda t: line_of(t, "versions: recent"),
     ),
     (
         "docs-without-version",
-        lambda t: _first_claim_evidence(t, "[{docs: {title: Consumers}}]"),
+        lambda t: _first_claim_evidence(
+            t, "[{docs: {title: Consumers, quote: q, read: 2026-12-05}}]"
+        ),
         "claims_cost[0].evidence[0].docs: missing field 'version'",
         lambda t: line_of(t, "title: Consumers"),
     ),
@@ -502,7 +508,9 @@ EVIDENCE_CASES = [
     (
         "versions-for-an-unknown-product",
         lambda t: _first_claim_evidence(
-            t, "[{experiment: countdown-beyond-timeout}]", "    versions: {rabbitmqq: '>=4.0'}\n"
+            t,
+            "[{experiment: countdown-beyond-timeout, checks: [receipts]}]",
+            "    versions: {rabbitmqq: '>=4.0'}\n",
         ),
         "claims_cost[0].versions: unknown product 'rabbitmqq'",
         lambda t: line_of(t, "rabbitmqq"),
@@ -545,7 +553,9 @@ def test_a_version_named_with_its_versions_is_accepted(tmp_path):
         "    claim: On RabbitMQ 4.0 a countdown message waits in Redis until it is due.\n",
     )
     text = _first_claim_evidence(
-        text, "[{experiment: countdown-beyond-timeout}]", "    versions: {rabbitmq: '>=4.0'}\n"
+        text,
+        "[{experiment: countdown-beyond-timeout, checks: [receipts]}]",
+        "    versions: {rabbitmq: '>=4.0'}\n",
     )
     question, problems = check_file(write(tmp_path, "ok.yaml", text))
     assert problems == []
@@ -568,8 +578,10 @@ def test_evidence_lists_every_claim_and_key_point_with_its_evidence(settings):
             "kind": "experiment",
             "label": "lab experiment countdown-beyond-timeout",
             "url": "/lab/experiments/countdown-beyond-timeout/",
+            "checks": ["receipts"],
         }
     ]
+    assert waits["measured_on"] == {"redis": "7.0.15", "celery": "5.7.0", "kombu": "5.7.0"}
     assert all(r["evidence"] for r in rows)
 
 

@@ -243,7 +243,13 @@ def test_script_handlers_and_javascript_links_in_a_lesson_file_never_reach_a_pag
     lesson = yaml.safe_load(path.read_text())
     lesson["title"] += HOSTILE
     lesson["prompt"] = lesson["key_points"][0]["point"] = HOSTILE
-    hostile_docs = {"title": HOSTILE, "version": HOSTILE, "url": "https://example.org/?<script>"}
+    hostile_docs = {
+        "title": HOSTILE,
+        "version": HOSTILE,
+        "url": "https://example.org/?<script>",
+        "quote": HOSTILE,
+        "read": "2026-12-05",
+    }
     lesson["key_points"][1]["evidence"] = [{"docs": hostile_docs}]
     lesson["claims_cost"][0]["evidence"] = [{"docs": hostile_docs}]
     lesson["tiers"] = {name: text + "\n\n" + HOSTILE for name, text in lesson["tiers"].items()}

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from django.core.management.base import BaseCommand
 
+from lessons.claim_versions import documented_for, measured_on
 from lessons.loader import check_files, display_path, lesson_files
 from lessons.rendering import count_words
 from lessons.schema import TIERS
@@ -68,6 +69,8 @@ def _row(question, kind: str, ident: str, text: str, item) -> dict:
         "versions": dict(item.versions),
         "checked_against": question.checked_against,
         "evidence": [e.as_dict() for e in item.evidence],
+        "measured_on": measured_on(item.evidence),
+        "documented_for": documented_for(item.evidence),
     }
 
 
@@ -89,7 +92,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         paths = [Path(f) for f in options["files"]] or lesson_files()
-        checked = check_files(paths)
+        # Sources too: every `shows:` is read in the installed packages (lessons/evidence_check.py).
+        checked = check_files(paths, sources=True)
         for problem in checked.problems:
             (self.stderr if options["json"] else self.stdout).write(str(problem))
         if options["evidence"]:
@@ -121,4 +125,15 @@ class Command(BaseCommand):
             self.stdout.write(f"    {row['text']}")
             for e in row["evidence"]:
                 self.stdout.write(f"    - {e['label']}{' <' + e['url'] + '>' if e['url'] else ''}")
+                for line in e.get("shows") or ():
+                    self.stdout.write(f"        shows: {line}")
+                if e.get("checks"):
+                    self.stdout.write(f"        checks: {', '.join(e['checks'])}")
+                if e.get("quote"):
+                    self.stdout.write(f"        quote ({e['read']}): {e['quote']}")
+            if row["measured_on"]:
+                shown = ", ".join(f"{k} {v}" for k, v in row["measured_on"].items())
+                self.stdout.write(f"    measured on: {shown}")
+            if row["documented_for"]:
+                self.stdout.write(f"    documented for: {'; '.join(row['documented_for'])}")
         self.stdout.write(f"{len(rows)} claim(s) and key point(s), every one backed")
