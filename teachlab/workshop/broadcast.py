@@ -100,7 +100,8 @@ def leaderboard_changed(*, room) -> None:
 
 
 def seat_removed(*, room, seat) -> None:
-    """Close the removed seat's sockets (saying why) and redraw the presenter's seat list."""
+    """Close the removed seat's sockets (saying why), redraw the presenter's seat list and
+    every ranking that showed the seat's name."""
     presenter_seats_changed(room=room)
     send(
         room,
@@ -108,15 +109,39 @@ def seat_removed(*, room, seat) -> None:
         seat_id=seat.pk,
         close=True,
     )
+    names_changed(room=room)
 
 
 def seat_renamed(*, room, seat) -> None:
-    """The seat's own screens show the new name; the presenter's list does too."""
+    """The seat's own screens show the new name; the presenter's list and every ranking
+    already drawn on any screen do too."""
     presenter_seats_changed(room=room)
     send(
         room,
         participant=fragments.render_parts(fragments.PARTICIPANT, ["me"], {"seat": seat}),
         seat_id=seat.pk,
+    )
+    names_changed(room=room)
+
+
+def names_changed(*, room) -> None:
+    """Redraw, on every screen, the parts that print participants' names: a run's outcome
+    ("Closest: …" and its ranking) and the leaderboard. Without it a renamed "Butthead"
+    stayed in every ranking already drawn until a reload."""
+    room = Room.objects.select_related("claim_round", "shared_run", "answer_round").get(pk=room.pk)
+    shared = room.shared_run
+    outcome = shared is not None and shared.observed is not None
+    if not outcome and not room.leaderboard:
+        return
+    parts = ["outcome"] if outcome else []
+    personal = (["outcome"] if outcome else []) + (["score"] if room.leaderboard else [])
+    send(
+        room,
+        participant=fragments.participant_html(room, parts) + _board(room, room.leaderboard),
+        presenter=fragments.presenter_html(room, parts) + _board(room, room.leaderboard),
+        screen=screens.screen_html(room, parts),
+        personal=personal,
+        names_changed=True,
     )
 
 

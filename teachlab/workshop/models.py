@@ -116,6 +116,9 @@ class ClaimRound(models.Model):
     opened_at = models.DateTimeField(auto_now_add=True)
     revealed_at = models.DateTimeField(null=True, blank=True)
     closes_at = models.DateTimeField(null=True, blank=True)  # the vote timer's deadline
+    # Set when the next claim replaced this one before its reveal: votes stop, but nobody
+    # saw the answer, so it is not revealed and not scored.
+    closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["opened_at"]

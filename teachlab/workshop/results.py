@@ -69,6 +69,7 @@ def claim_rows(room: Room) -> list[dict]:
                 "right_pct": round(100 * right / answered) if answered else 0,
                 "opened_at": cr.opened_at,
                 "revealed_at": cr.revealed_at,
+                "closed_at": cr.closed_at,
             }
         )
     return rows
@@ -210,6 +211,7 @@ EXPORTS = {
             "right_pct",
             "opened_at",
             "revealed_at",
+            "closed_at",
         ],
     ),
     "runs": (

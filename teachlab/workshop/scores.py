@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from teachlab.workshop.models import ClaimRound, Prediction, Room, Seat, SharedRun, Vote
+from django.db.models import Exists, OuterRef
+
+from teachlab.workshop.models import Answer, ClaimRound, Prediction, Room, Seat, SharedRun, Vote
 
 PAGE_SIZE = 20  # rows of a ranking or leaderboard per page: fits a phone without scrolling far
 LEADERBOARD_TOP = 10
@@ -92,14 +94,14 @@ def _places(keys: list) -> list[int]:
 
 
 def run_ranking(shared: SharedRun) -> list[Ranked]:
-    """Everyone who predicted, closest first (ties by nickname, then seat)."""
+    """Everyone who predicted and was not removed, closest first (ties by nickname, then seat)."""
     if shared.observed is None:
         return []
     rows = sorted(
         (
             (abs(value - shared.observed), nickname.casefold(), seat_id, nickname, value)
             for seat_id, nickname, value in Prediction.objects.filter(
-                shared_run=shared
+                shared_run=shared, seat__kicked_at__isnull=True
             ).values_list("seat_id", "seat__nickname", "value")
         ),
     )
@@ -143,14 +145,21 @@ def run_score(*, predicted: int, observed: int) -> float:
     return max(0.0, 1 - abs(predicted - observed) / max(observed, 1))
 
 
+def took_part(room: Room):
+    """Seats not removed that voted, predicted or answered at least once: a seat that joined
+    and left before doing anything has no place on a leaderboard (the walk listed every
+    abandoned seat)."""
+    return Seat.objects.filter(room=room, kicked_at__isnull=True).filter(
+        Exists(Vote.objects.filter(seat=OuterRef("pk")))
+        | Exists(Prediction.objects.filter(seat=OuterRef("pk")))
+        | Exists(Answer.objects.filter(seat=OuterRef("pk")))
+    )
+
+
 def leaderboard(room: Room) -> list[Standing]:
-    """Every seat that was not removed, by score over the revealed claims and settled runs."""
-    seats = {
-        pk: nickname
-        for pk, nickname in Seat.objects.filter(room=room, kicked_at__isnull=True).values_list(
-            "pk", "nickname"
-        )
-    }
+    """Every seat that took part and was not removed, by score over the revealed claims and
+    settled runs (a claim closed without a reveal scores nobody)."""
+    seats = dict(took_part(room).values_list("pk", "nickname"))
     score = dict.fromkeys(seats, 0.0)
     answered = dict.fromkeys(seats, 0)
     right = {

@@ -186,7 +186,7 @@ def outcome(shared: SharedRun) -> Outcome | None:
     rows = sorted(
         (
             (p.seat.nickname, p.value, abs(p.value - shared.observed))
-            for p in shared.predictions.select_related("seat")
+            for p in shared.predictions.filter(seat__kicked_at__isnull=True).select_related("seat")
         ),
         key=lambda row: (row[2], row[0].casefold()),
     )

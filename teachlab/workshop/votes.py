@@ -14,16 +14,18 @@ CHOICES = {Vote.HOLDS, Vote.COSTS}
 
 
 def claim_open(*, room: Room, claim_key: str) -> ClaimRound:
-    """Put a lesson claim to the room; the previous one, if unrevealed, stops taking votes."""
+    """Put a lesson claim to the room; the previous one, if unrevealed, stops taking votes.
+
+    It is closed, not revealed: nobody saw its answer, so it scores nobody (scores.py)."""
     room.require_open()
     claim = content.claim(claim_key)
     if claim is None:
         raise WorkshopError("That claim is not in the lessons.")
     with transaction.atomic():
         room_locked(room.pk)
-        ClaimRound.objects.filter(room=room, revealed_at__isnull=True).update(
-            revealed_at=timezone.now()
-        )
+        ClaimRound.objects.filter(
+            room=room, revealed_at__isnull=True, closed_at__isnull=True
+        ).update(closed_at=timezone.now())
         cr = ClaimRound.objects.create(
             room=room,
             claim_key=claim.key,
@@ -84,6 +86,8 @@ def votes_cast(*, room_id: int, ballots: list[tuple[int, int, str]]) -> list[Vot
             if seat_id in removed:
                 results[i] = WorkshopError("The instructor removed you from this room.")
             elif cr is None or cr.pk != round_id:
+                results[i] = WorkshopError("That claim is no longer open for votes.")
+            elif cr.closed_at is not None:
                 results[i] = WorkshopError("That claim is no longer open for votes.")
             elif cr.revealed_at is not None:
                 results[i] = WorkshopError("The answer has been revealed; votes are closed.")

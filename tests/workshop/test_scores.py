@@ -12,9 +12,18 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from teachlab.workshop import broadcast, names, predictions, rooms, scores, votes
+from teachlab.workshop import broadcast, names, predictions, results, rooms, scores, votes
+from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Prediction, Room, Seat, SharedRun, Vote
-from tests.workshop.conftest import asynctest, join_socket, presenter_socket, receive_until, send
+from tests.workshop.conftest import (
+    asynctest,
+    join_socket,
+    presenter_socket,
+    receive_until,
+    send,
+    session_cookie,
+    socket,
+)
 
 # Sockets need committed rows (the consumer reads them in another thread); plain HTTP and
 # service tests roll back instead, which is much quicker.
@@ -188,9 +197,8 @@ def test_the_leaderboard_scores_accuracy_and_never_speed(room, instructor, quest
     shared = _fired_run(room, {fast.pk: 10, slow.pk: 10, off.pk: 15})
     predictions.shared_run_finish(shared=shared, summary={"receipts": 10})
     board = {r.nickname: (r.place, r.score, r.answered) for r in scores.leaderboard(room)}
-    assert board == {
-        "Fast": (1, 2.0, 2), "Slow": (1, 2.0, 2), "Off": (3, 0.5, 2), "Silent": (4, 0.0, 0),
-    }  # fmt: skip
+    # Silent joined and did nothing: no place on the leaderboard (issue 28, item 6).
+    assert board == {"Fast": (1, 2.0, 2), "Slow": (1, 2.0, 2), "Off": (3, 0.5, 2)}
 
     driver = Client()
     driver.force_login(instructor)
@@ -199,4 +207,69 @@ def test_the_leaderboard_scores_accuracy_and_never_speed(room, instructor, quest
     driver.post(reverse("workshop:leaderboard", args=[room.code]), {"state": "on"})
     shown = _client_of(fast).get(reverse("workshop:room", args=[room.code])).content.decode()
     assert 'data-shown="yes"' in shown
-    assert "Your score: <strong>2.0</strong> from 2 answers; <strong>1st</strong> of 4" in shown
+    assert "Your score: <strong>2.0</strong> from 2 answers; <strong>1st</strong> of 3" in shown
+
+
+@pytest.mark.django_db
+def test_a_claim_replaced_before_its_reveal_is_closed_and_scores_nobody(room, question):
+    first, second = question.claims[0], question.claims[1]
+    right = Vote.HOLDS if first.holds else Vote.COSTS
+    votes.claim_open(room=room, claim_key=first.key)
+    unseen = ClaimRound.objects.get()
+    ana = rooms.seat_join(room=room, nickname="Ana")
+    votes.vote_cast(seat=ana, round_id=unseen.pk, choice=right)
+    room.refresh_from_db()
+    votes.claim_open(room=room, claim_key=second.key)
+
+    unseen.refresh_from_db()
+    assert unseen.revealed_at is None and unseen.closed_at is not None
+    with pytest.raises(WorkshopError, match="no longer open"):
+        votes.vote_cast(seat=ana, round_id=unseen.pk, choice=right)
+    # Nobody saw its answer: no point for the right vote, and no "right" in the exports.
+    assert [(r.nickname, r.score, r.answered) for r in scores.leaderboard(room)] == [
+        ("Ana", 0.0, 0)
+    ]
+    assert results.participant_rows(room)[0]["right"] == 0
+    claim_row = next(r for r in results.answer_rows(room) if r["question"] == unseen.text)
+    assert claim_row["correct"] == "" and claim_row["score"] == ""
+    assert results.claim_rows(room)[0]["closed_at"] == unseen.closed_at
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_lists_only_seats_that_took_part(room, question):
+    votes.claim_open(room=room, claim_key=question.claims[0].key)
+    cr = ClaimRound.objects.get()
+    voter, _idle, gone = (rooms.seat_join(room=room, nickname=n) for n in ("Voter", "Idle", "Gone"))
+    votes.vote_cast(seat=voter, round_id=cr.pk, choice=Vote.HOLDS)
+    votes.vote_cast(seat=gone, round_id=cr.pk, choice=Vote.HOLDS)
+    rooms.seat_kick(room=room, seat_id=gone.pk)
+    assert [r.nickname for r in scores.leaderboard(room)] == ["Voter"]
+
+
+@sockets
+@asynctest
+async def test_a_rename_redraws_the_name_on_every_screen_that_shows_it(room, instructor):
+    butt, bo = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("Butthead", "Bo")]
+    shared = await db(_fired_run)(room, {butt.pk: 10, bo.pk: 12})
+    await db(predictions.shared_run_finish)(shared=shared, summary={"receipts": 10})
+    await db(rooms.room_leaderboard)(room=room, shown=True)
+    other = await join_socket(bo)
+    presenter = await presenter_socket(room, instructor)
+    screen = socket(f"/ws/workshop/{room.code}/screen/", await db(session_cookie)(instructor))
+    assert (await screen.connect())[0]
+    await screen.receive_from(timeout=5)
+
+    await db(rooms.seat_rename)(room=room, seat_id=butt.pk, nickname="Carol")
+    seen = {
+        "participant": await receive_until(other, "Closest: <strong>Carol</strong>"),
+        "presenter": await receive_until(presenter, "Closest: <strong>Carol</strong>"),
+        "projector": await receive_until(screen, "Closest: <strong>Carol</strong>"),
+    }
+    assert all("Butthead" not in frame for frame in seen.values())
+    assert re.search(r'class="c-name">Carol<', seen["participant"])  # leaderboard and ranking
+
+    await db(rooms.seat_kick)(room=room, seat_id=bo.pk)
+    gone = await receive_until(presenter, "Closest: <strong>Carol</strong>")
+    assert ">Bo<" not in gone and "Bo</strong>" not in gone
+    for comm in (presenter, screen):
+        await comm.disconnect()
