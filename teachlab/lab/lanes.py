@@ -160,6 +160,24 @@ LANE_TABLE += [
         "title": "Redis, threads pool, cancelling long tasks on connection loss",
         "summary": "The cancel fails on threads: the old body runs on beside its redelivery.",
     },
+    {
+        # lost-binding-drops-restore: a topic exchange of its own, so kombu publishes and
+        # restores through the exchange's binding set (`_lookup`), not the anonymous exchange
+        # Celery uses for a direct queue. A short timeout makes the restore come soon.
+        "name": "redis-named-exchange",
+        "broker": "redis",
+        "db": 11,
+        "visibility_timeout": 3,
+        "workers": 1,
+        "celery": {
+            "task_default_exchange": "lab-redis-named-exchange",
+            "task_default_exchange_type": "topic",
+            "task_default_routing_key": "lab-redis-named-exchange",
+        },
+        "listed": False,
+        "title": "Redis, a topic exchange of its own, 3 s timeout",
+        "summary": "Publishing and restoring read the exchange's binding set.",
+    },
 ]
 
 # The plain-Celery control (teachlab/lab/control.py): redis-short's entry on its own database,

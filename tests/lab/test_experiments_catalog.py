@@ -316,3 +316,10 @@ def test_a_disconnect_step_targets_a_worker_like_a_crash():
     assert not problems and {"disconnect": "holder"} in good.runs[0]["steps"]
     _, problems = validate(GOOD.replace("      - wait: 30\n", "      - disconnect: everyone\n"))
     assert "`disconnect` targets one of holder, any" in problems[0].message
+
+
+def test_an_evict_step_takes_only_bindings():
+    good, problems = validate(GOOD.replace("      - wait: 30\n", "      - evict: bindings\n"))
+    assert not problems and {"evict": "bindings"} in good.runs[0]["steps"]
+    _, problems = validate(GOOD.replace("      - wait: 30\n", "      - evict: unacked\n"))
+    assert "`evict` takes `bindings`" in problems[0].message

@@ -298,6 +298,8 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: li
                 (*spath, key),
                 f"`{key}` targets one of {', '.join(schema.WORKER_TARGETS)}, not {value!r}",
             )
+        elif key == "evict" and value != "bindings":
+            c.problem((*spath, key), "`evict` takes `bindings` (the lane's binding sets)")
         elif key == "ready" and value != "workers":
             c.problem(
                 (*spath, key), "`ready` takes `workers` (wait until the lane's workers are alive)"

@@ -63,3 +63,23 @@ def run_messages_left(*, run: Run) -> int | None:
     except Exception:  # noqa: BLE001 - a check on it then fails with "never observed"
         log.exception("could not count the messages left of run %s", run.id)
         return None
+
+
+# kombu's Redis transport key for an exchange's bindings (Channel.keyprefix_queue).
+BINDING_PREFIX = "_kombu.binding."
+
+
+def bindings_evict(*, lane: str) -> list[str]:
+    """Delete the lane's binding sets, as `allkeys-*` eviction may (they carry no TTL), and
+    name them. Raises LabError when there were none: the step would show nothing."""
+    from teachlab.lab.errors import LabError
+
+    found = lane_get(lane)
+    if not found.is_redis:
+        raise LabError(f"{lane} is not a Redis lane; it has no binding sets to delete.")
+    client = redis.Redis.from_url(found.broker_url, socket_timeout=5)
+    keys = sorted(k.decode() for k in client.scan_iter(match=f"{BINDING_PREFIX}*"))
+    if not keys:
+        raise LabError(f"{lane} has no binding sets to delete.")
+    client.delete(*keys)
+    return keys

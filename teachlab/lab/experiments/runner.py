@@ -28,7 +28,7 @@ from teachlab.lab.experiments.checks import (
     run_metric,
 )
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
-from teachlab.lab.experiments.leftover import run_messages_left
+from teachlab.lab.experiments.leftover import bindings_evict, run_messages_left
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
@@ -315,6 +315,9 @@ def _run_steps(
                     f"The broker closed worker {name}'s connections (as a network cut would)",
                     progress,
                 )
+            elif key == "evict":
+                gone = bindings_evict(lane=state.spec["lane"])
+                _say(state, started, f"Deleted the binding sets {', '.join(gone)}", progress)
             elif key == "ready":
                 lane = state.spec["lane"]
                 _say(state, started, f"Waiting for every {lane} worker to be up", progress)

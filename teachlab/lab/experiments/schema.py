@@ -72,9 +72,11 @@ PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 #                       when the worker is still there after S seconds
 #   disconnect: holder|any  the broker closes that worker's connections (Redis lanes),
 #                       as a network cut or a broker restart would; the worker stays up
+#   evict: bindings     delete the lane's binding sets (`_kombu.binding.*`), as an eviction
+#                       policy could; a restart of the worker declares them again
 #   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
 STEP_WORDS = ("fire",)
-STEP_KEYS = ("wait", "until", "crash", "shutdown", "disconnect", "ready")
+STEP_KEYS = ("wait", "until", "crash", "shutdown", "disconnect", "evict", "ready")
 WORKER_TARGETS = ("holder", "any")
 STOP_FIELDS = {"worker": True, "grace": True}
 
