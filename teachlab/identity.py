@@ -18,12 +18,13 @@ def username_normal(username: str) -> str:
 
 
 def axes_username(request, credentials: dict | None = None) -> str:
-    """settings.AXES_USERNAME_CALLABLE: the throttle counts and checks the same form."""
+    """settings.AXES_USERNAME_CALLABLE: the throttle counts and checks the same form, cut to
+    the 255 characters axes stores (no real username is longer than 150)."""
     field = settings.AXES_USERNAME_FORM_FIELD
     raw = (credentials or {}).get(field)
     if raw is None and request is not None:
         raw = request.POST.get(field, "")
-    return username_normal(raw or "")
+    return username_normal(raw or "")[:255]
 
 
 @cache
@@ -58,6 +59,14 @@ def client_address(request) -> str:
             return str(address)
         peer = address
     return str(peer)
+
+
+def axes_client_ip(request) -> str | None:
+    """settings.AXES_CLIENT_IP_CALLABLE: the same address, or None when there is none (a
+    sign-in made in code, as the test client's login() does), because axes stores it in an
+    IP column that PostgreSQL refuses a word in."""
+    address = client_address(request)
+    return None if address == "unknown" else address
 
 
 def network_of(address: str) -> str:
