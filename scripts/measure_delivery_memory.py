@@ -219,7 +219,7 @@ def main() -> None:
     import django
 
     django.setup()
-    started = datetime.now(UTC)
+    started, commit = datetime.now(UTC), _commit()  # the code measured, before any edit
     runs = []
     try:
         for number in range(1, args.repeat + 1):
@@ -243,7 +243,7 @@ def main() -> None:
         "command": " ".join(
             [".venv/bin/python", "scripts/measure_delivery_memory.py"] + sys.argv[1:]
         ),
-        "commit": _commit(),
+        "commit": commit,
         "machine": _machine(),
         "started": started.isoformat(timespec="seconds"),
         "lane": args.lane,
