@@ -18,9 +18,9 @@ from teachlab.lab.lanes import Lane
 from teachlab.lab.params import RunParams
 
 # Resident memory a lab worker grows by for each delivery it holds (a countdown task waiting
-# for its ETA): median of three runs of scripts/measure_delivery_memory.py (11,606-11,664
-# bytes), docs/measurements/results/delivery-memory-20261205T075101Z.json.
-BYTES_PER_HELD_DELIVERY = 11_652
+# for its ETA): median of three runs of scripts/measure_delivery_memory.py (11,594-11,677
+# bytes), docs/measurements/results/delivery-memory-20261205T075709Z.json.
+BYTES_PER_HELD_DELIVERY = 11_661
 
 
 @dataclass(frozen=True)
