@@ -188,7 +188,7 @@ def test_a_finished_run_no_longer_takes_room_on_the_lane(settings):
         lane="redis-short",
         params=RunParams(count=100, countdown=100).as_dict(),
         task_ids=["x"] * 100,
-        fired_at=now - 200,
+        fired_at=now,  # its tasks' ETAs are still ahead, but it was settled (stopped)
         deadline=now + 300,
         status=Run.Status.DONE,
     )
