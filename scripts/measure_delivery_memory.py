@@ -43,14 +43,13 @@ def _free_port() -> int:
 
 
 def _wait_port(port: int, timeout: float = 20) -> None:
+    from teachlab.devstack import port_answers
+
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.3):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing answered on port {port}")
+    while not port_answers("127.0.0.1", port):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nothing answered on port {port}")
+        time.sleep(0.1)
 
 
 def _redis_start(workdir: Path) -> tuple[subprocess.Popen, str]:
