@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.lab.workers import percentiles_ms  # noqa: E402
+from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 
 def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]:
