@@ -183,7 +183,7 @@ async def main_async(args) -> dict:
         *(client(url, args.base, session, until, lags) for _ in range(args.clients))
     )
     print(f"{args.clients} socket clients received {sum(frames)} frames")
-    figures = {"frames": sum(frames)}
+    figures = {"detail": {"frames": sum(frames)}}
     ms = report(f"{args.clients} WebSocket clients (signal -> frame received)", lags)
     figures.update(_figures("socket", ms))
     if browser_task is not None:

@@ -67,10 +67,10 @@ def main() -> None:
     for e in first + sweep + runs:
         picture.add(e)
     cases = {
-        "50 first receipts": lambda: render_batch_html(first[:50], last="50-0", picture=picture),
-        "50 restored copies": lambda: render_batch_html(sweep, last="250-0", picture=picture),
-        "50 starts and ends": lambda: render_batch_html(runs, last="300-0", picture=picture),
-        "redraw of 300 events": lambda: render_redraw_html(
+        "first_receipts_50": lambda: render_batch_html(first[:50], last="50-0", picture=picture),
+        "restored_copies_50": lambda: render_batch_html(sweep, last="250-0", picture=picture),
+        "starts_and_ends_50": lambda: render_batch_html(runs, last="300-0", picture=picture),
+        "redraw_300": lambda: render_redraw_html(
             picture, counts=runs[-1]["counts"], prediction=3, done=None, last="300-0"
         ),
     }
@@ -83,7 +83,7 @@ def main() -> None:
             draw()
         mean = (time.perf_counter() - started) / repeat * 1000
         print(f"{name:22} {mean:6.2f} ms  ({repeat} draws)")
-        figures[name.replace(" ", "_") + "_ms"] = round(mean, 3)
+        figures[f"{name}_ms"] = round(mean, 3)
     print(f"result: {measurement.save(figures, out=args.out)}")
 
 

@@ -537,8 +537,10 @@ async def main() -> None:
         "slowest_phase": worst,
         "slowest_ms": _ms(slowest[worst]),
         "server_rss_peak_mib": round(sampler.rss_peak / 2**20),
-        "database": connection.vendor,
-        "slowest_ms_by_phase": {phase: _ms(s) for phase, s in slowest.items()},
+        "detail": {
+            "database": connection.vendor,
+            "slowest_ms_by_phase": {phase: _ms(s) for phase, s in slowest.items()},
+        },
     }
     print(f"result: {measurement.save(figures, out=args.out)}")
 

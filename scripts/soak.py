@@ -629,7 +629,7 @@ async def soak(args) -> dict:
 
 
 def _figures(report: dict) -> dict:
-    """The result file's figures: the headline counts and times, then the whole report."""
+    """The result file's figures: the headline counts and times, and the whole report as detail."""
     return {
         "errors": report["errors"],
         "lost": report["lost"],
@@ -637,7 +637,7 @@ def _figures(report: dict) -> dict:
         **{f"page_{key}_ms": value for key, value in report["page_ms"].items()},
         "server_cpu_pct_mean": report["server"]["cpu_pct_mean"],
         "server_rss_mb_max": report["server"]["rss_mb_max"],
-        "report": report,
+        "detail": report,
     }
 
 

@@ -3,8 +3,10 @@ docs/measurements/results/, and scripts/measurements_table.py draws docs/measure
 from them. Figures in the docs then come from a file that says how and where they were taken.
 
 A result file holds {"name", "command", "commit", "machine": {"cores", "load"}, "started",
-"goal" (optional), "figures": {...}}; files imported from the old README logs add
-"imported_from" and carry null for what the log did not say. Its name is
+"goal" (optional), "figures": {...}}. The table shows the figures that are not objects; what
+is kept for the record goes in an object (by custom under "detail"). Files imported from the
+old README logs add "imported_from", "when" and "run", and carry null for what the log did not
+say. Its name is
 <name>-<UTC start, YYYYMMDDTHHMMSSZ>[-<run>].json, so files of one name sort by time.
 """
 

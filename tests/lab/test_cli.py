@@ -85,7 +85,7 @@ def test_lab_fidelity_counts_the_same_batch_on_the_lab_and_on_plain_celery(lab_s
     (saved,) = tmp_path.glob("lab-fidelity-*.json")
     assert json.loads(saved.read_text())["figures"]["ratio"] == result["ratio"]
     (handlers,) = tmp_path.glob("handler-overhead-*.json")
-    assert json.loads(handlers.read_text())["figures"]["workers"] == 2
+    assert json.loads(handlers.read_text())["figures"]["detail"]["workers"] == 2
     assert set(result) >= {"lab", "control", "ratio", "handler_ms"}
     for side in ("lab", "control"):
         assert set(result[side]) == {"tasks", "executions", "amplification"}
