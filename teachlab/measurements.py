@@ -73,12 +73,13 @@ class Measurement:
         self.command = _command(sys.argv if argv is None else argv)
         self.at = time.time()
         self.load = round(os.getloadavg()[0], 2)
+        self.commit = _commit()  # the code that runs is the code at the start
 
     def record(self, figures: dict, *, name: str | None = None, goal: str | None = None) -> dict:
         result = {
             "name": name or self.name,
             "command": self.command,
-            "commit": _commit(),
+            "commit": self.commit,
             "machine": {"cores": os.cpu_count(), "load": self.load},
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.at)),
             "figures": figures,
