@@ -173,6 +173,12 @@ def _when(result: dict) -> str:
     return result.get("when") or "—"
 
 
+def _machine(result: dict) -> str:
+    cores, load = result["machine"].get("cores"), result["machine"].get("load")
+    parts = [f"{cores} cores" if cores else "", f"load {load:g}" if load is not None else ""]
+    return ", ".join(p for p in parts if p) or "—"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -192,8 +198,9 @@ def table_render(by_name: dict[str, list[dict]]) -> str:
         "three runs of that name; runs marked *imported* were copied from the README's dated",
         "logs, with null where the log did not say.",
         "",
-        "| measurement | goal | latest result | range, last three runs | runs | commit | date |",
-        "|---|---|---|---|---|---|---|",
+        "| measurement | goal | latest result | range, last three runs | runs | commit | date "
+        "| machine (load at start) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, runs in by_name.items():
         latest = runs[-1]
@@ -207,6 +214,7 @@ def table_render(by_name: dict[str, list[dict]]) -> str:
             str(len(runs)),
             latest["commit"] or "—",
             _when(latest),
+            _machine(latest),
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

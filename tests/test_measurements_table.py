@@ -77,8 +77,8 @@ def test_the_row_shows_the_latest_run_and_the_range_of_the_last_three(tmp_path):
     table = table_render(results_load(tmp_path))
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert rows == [
-        "| `bench-lab-50` | — | p95_ms 50 | p95_ms 40–60 | 4 | abc1234 | — |",
-        "| `redis-rtt` | floor | p99_ms 1.5 / 2 | p99_ms 1.5–2 | 1 | abc1234 | — |",
+        "| `bench-lab-50` | — | p95_ms 50 | p95_ms 40–60 | 4 | abc1234 | — | 2 cores |",
+        "| `redis-rtt` | floor | p99_ms 1.5 / 2 | p99_ms 1.5–2 | 1 | abc1234 | — | 2 cores |",
     ]
 
 
