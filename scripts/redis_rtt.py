@@ -1,5 +1,5 @@
 """Round trips to a Redis from a process of its own, for as long as asked: the floor under the
-lab's signal handler wall times (README, "Signal handler overhead").
+lab's signal handler wall times (docs/measurements/history/lab.md).
 
 A lab handler waits for one Redis reply before it returns. This probe sends PING every 5 ms on a
 plain socket from a single-threaded process, so what it sees is Redis's and the machine's delay
