@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from lessons.catalog import neighbours
 from lessons.evidence_display import checked_against_shown
+from lessons.last_runs import cited_last_runs
 from lessons.lesson import CodeSample, Question
 from lessons.rendering import highlight_code, render_markdown
 from lessons.schema import LEVELS, TIER_SECONDS, TIERS
@@ -112,6 +113,7 @@ def question_context(question: Question, *, revealed_upto: str | None) -> dict:
         "revealed": [tier_view(question, t) for t in revealed],
         "upcoming": upcoming_tier(question, revealed_upto),
         "key_points": question.key_points,
+        "lab_last_runs": cited_last_runs(question.key_points),
         "checked_against": checked_against_shown(question.checked_against),
         "go_deeper": [
             {"level": level, "html": render_markdown(question.go_deeper[level])} for level in LEVELS
