@@ -124,9 +124,12 @@ def check_glossary(path: Path, question_slugs: set[str]) -> Glossary:
 
 
 def glossary_path() -> Path:
-    return Path(
-        getattr(settings, "GLOSSARY_FILE", Path(settings.BASE_DIR) / "lessons" / "glossary.yaml")
-    )
+    """settings.GLOSSARY_FILE, or glossary.yaml beside the lessons folder: the terms belong to
+    a set of lessons (their links point into it), so another folder brings its own or none."""
+    from lessons.loader import lesson_dir
+
+    configured = getattr(settings, "GLOSSARY_FILE", "")
+    return Path(configured) if configured else lesson_dir().parent / "glossary.yaml"
 
 
 _lock = threading.Lock()
@@ -154,10 +157,6 @@ def load_glossary() -> Glossary:
         _cache[str(path)] = (stamp, cached[1], now)
         return cached[1]
     with _lock:
-        glossary = (
-            check_glossary(path, slugs)
-            if stamp[0]
-            else Glossary([], [Problem(str(path), 1, "no glossary file")])
-        )
+        glossary = check_glossary(path, slugs) if stamp[0] else Glossary([], [])
         _cache[str(path)] = (stamp, glossary, now)
     return glossary

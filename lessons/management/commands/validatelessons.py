@@ -95,7 +95,7 @@ class Command(BaseCommand):
         paths = [Path(f) for f in options["files"]] or lesson_files()
         # Sources too: every `shows:` is read in the installed packages (lessons/evidence_check.py).
         checked = check_files(paths, sources=True)
-        if not options["files"]:  # the whole content: the glossary too, its links against it
+        if not options["files"] and glossary_path().exists():  # the whole content: its glossary too
             slugs = {q.slug for q in checked.questions}
             checked.problems.extend(check_glossary(glossary_path(), slugs).problems)
         for problem in checked.problems:
