@@ -58,6 +58,27 @@ def page(browser, request):
     context.close()
 
 
+# Fixtures that start what the fast loop leaves out; a test using one gets its marker.
+BROKER_FIXTURES = {"lab_stack", "fired_runs", "room_lab", "drill_stack"}
+BROWSER_FIXTURES = {"browser", "page"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Markers from what a test uses and where it lives, so none depends on a module
+    remembering its pytestmark: `scripts/test --fast` deselects by them."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        path = item.path.relative_to(BASE_DIR).as_posix()
+        if used & BROKER_FIXTURES:
+            item.add_marker(pytest.mark.broker)
+        if used & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if path.startswith("tests/drills/"):
+            item.add_marker(pytest.mark.drill)
+        if path.startswith("tests/fuzz/") and path.endswith("_fuzz.py"):
+            item.add_marker(pytest.mark.fuzz)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
