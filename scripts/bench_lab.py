@@ -21,11 +21,15 @@ import asyncio
 import http.cookiejar
 import os
 import re
-import statistics
 import sys
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 AT = re.compile(r'data-at="([0-9.]+)"')
 
@@ -137,11 +141,10 @@ def report(name: str, lags: list[float]) -> None:
     if not lags:
         print(f"{name}: no live events measured")
         return
-    ms = sorted(x * 1000 for x in lags)
-    p95 = ms[min(len(ms) - 1, int(len(ms) * 0.95))]
+    ms = percentiles_ms(lags, qs=(0.5, 0.95), ndigits=1)
     print(
-        f"{name}: n={len(ms)}  p50={statistics.median(ms):.1f} ms  p95={p95:.1f} ms  "
-        f"max={ms[-1]:.1f} ms"
+        f"{name}: n={len(lags)}  p50={ms['p50']:.1f} ms  p95={ms['p95']:.1f} ms  "
+        f"max={ms['max']:.1f} ms"
     )
 
 

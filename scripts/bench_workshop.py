@@ -54,6 +54,7 @@ from django.test import Client as HttpClient  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from lessons.catalog import all_questions  # noqa: E402
+from teachlab.percentiles import percentiles_ms  # noqa: E402
 from teachlab.workshop import rooms  # noqa: E402
 from teachlab.workshop.models import ClaimRound, Room  # noqa: E402
 
@@ -132,14 +133,6 @@ def server_pid(port: int) -> int:
         if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
             return conn.pid
     sys.exit(f"no process listens on port {port}: start the stack first (scripts/run)")
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
-    return values[k]
 
 
 def setup():
@@ -226,12 +219,10 @@ async def wait_marks(clients: list[Participant], name: str, timeout: float) -> N
 
 
 def row(name: str, latencies: list[float], total: int) -> str:
-    ms = [x * 1000 for x in latencies]
     got = len(latencies)
-    return (
-        f"| {name} | {got}/{total} | {pct(ms, 0.5):.0f} | {pct(ms, 0.95):.0f} | "
-        f"{max(ms) if ms else float('nan'):.0f} |"
-    )
+    ms = percentiles_ms(latencies, qs=(0.5, 0.95), ndigits=0)
+    cells = " | ".join("-" if v is None else f"{v:.0f}" for v in ms.values())
+    return f"| {name} | {got}/{total} | {cells} |"
 
 
 async def main() -> None:

@@ -1,5 +1,5 @@
 """Round trips to a Redis from a process of its own, for as long as asked: the floor under the
-lab's signal handler wall times (README, "Signal handler overhead").
+lab's signal handler wall times (docs/measurements/history/lab.md).
 
 A lab handler waits for one Redis reply before it returns. This probe sends PING every 5 ms on a
 plain socket from a single-threaded process, so what it sees is Redis's and the machine's delay
@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.lab.workers import percentiles_ms  # noqa: E402
+from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 
 def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]:

@@ -46,6 +46,8 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import WebSocketException  # noqa: E402
 
+from teachlab.percentiles import percentiles_ms  # noqa: E402
+
 CLAIM = re.compile(r'name="claim" value="([^"]+)"')
 WS_ERROR = re.compile(r'id="ws-error"[^>]*>([^<]*)</p>')
 LIVE_STATUS = re.compile(r'id="live-status"[^>]*>([^<]*)</p>')
@@ -178,13 +180,6 @@ class Room:
     slugs: list[str] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
     instructor_cookie: str = ""
-
-
-def _pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)
 
 
 # --- the room and its instructor, made in the server's database -------------------------------
@@ -610,9 +605,9 @@ async def soak(args) -> dict:
         "stored": stored,
         "actions": dict(tally.actions),
         "page_loads": len(pages),
-        "page_ms": {"p50": _pct(pages, 0.5), "p95": _pct(pages, 0.95), "max": _pct(pages, 1)},
+        "page_ms": percentiles_ms(pages, qs=(0.5, 0.95), ndigits=1),
         "ms_by_kind": {
-            kind: {"n": len(v), "p50": _pct(v, 0.5), "p95": _pct(v, 0.95)}
+            kind: {"n": len(v), **percentiles_ms(v, qs=(0.5, 0.95), ndigits=1)}
             for kind, v in sorted(tally.times.items())
         },
         "runs_fired": tally.runs_fired,

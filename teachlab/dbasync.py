@@ -3,10 +3,10 @@
 Channels' `database_sync_to_async` is thread-sensitive: outside a request (Django gives each
 HTTP request a context of its own) every call in the process runs in one thread, so all
 sockets' database work queued behind each other. At 300 clients the soak's votes, guesses and
-run-socket handshakes waited up to 15 s in that queue while the pages kept moving (README,
-"Soak"). Here each call goes to the loop's thread pool, takes a pooled connection and gives it
-back (close_old_connections before and after, as channels does). Nothing here keeps
-thread-local state between calls: each call is its own transaction.
+run-socket handshakes waited up to 15 s in that queue while the pages kept moving
+(docs/measurements/history/soak.md). Here each call goes to the loop's thread pool, takes a
+pooled connection and gives it back (close_old_connections before and after, as channels
+does). Nothing here keeps thread-local state between calls: each call is its own transaction.
 """
 
 from __future__ import annotations

@@ -110,8 +110,8 @@ def lab_children() -> list[Child]:
 def web_argv(host: str, port: int) -> list[str]:
     """The web server: one uvicorn process, the same server as each of scripts/serve's workers.
     Measured with scripts/bench_lab.py and 300 watchers of one run, its WebSocket path kept the
-    browser's p95 at about half of daphne's (README, "Latency"); per-message deflate is off for
-    the reason teachlab/webworker.py gives."""
+    browser's p95 at about half of daphne's (docs/measurements/history/lab.md); per-message
+    deflate is off for the reason teachlab/webworker.py gives."""
     return [
         sys.executable, "-m", "uvicorn", "teachlab.asgi:application",
         "--host", host, "--port", str(port),

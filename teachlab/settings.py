@@ -120,8 +120,9 @@ if DATABASE_URL:
 
     # Under ASGI Django advises against persistent connections, and each request runs in a
     # thread of its own, so without a pool every request in flight opened a connection: 300
-    # clients on two processes ran PostgreSQL out of them ("too many clients already", README
-    # "Soak"). A bounded pool per process (Django 5.2 + psycopg_pool) makes the overflow wait
+    # clients on two processes ran PostgreSQL out of them ("too many clients already",
+    # docs/measurements/history/soak.md). A bounded pool per process (Django 5.2 +
+    # psycopg_pool) makes the overflow wait
     # for a free connection instead; one not free within DB_POOL_TIMEOUT seconds is the same
     # 503 with a message as a locked database. DB_POOL_SIZE=0 turns the pool off.
     DB_POOL_SIZE = env_int("DB_POOL_SIZE", 10)
@@ -175,7 +176,7 @@ LOGOUT_REDIRECT_URL = "lessons:index"
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 # English only, with no catalogues: translation machinery off. Every template variable paid for
-# it, and the lab renders each live batch on the server (README, "Latency").
+# it, and the lab renders each live batch on the server (docs/measurements/history/lab.md).
 USE_I18N = False
 USE_TZ = True
 
@@ -299,7 +300,7 @@ CHANNEL_LAYERS = {
 }
 # TEACHLAB_CHANNEL_LAYER: "pubsub" (default) or "core" (channels-redis' list-based layer).
 # Pub/sub instead of per-channel lists: a group message crosses Redis once per server process instead of being popped per socket in several round
-# trips; with 50 sockets on one run, p95 went from ~200 ms to ~20 ms (teachlab/lab/README.md).
+# trips; with 50 sockets on one run, p95 went from ~200 ms to ~20 ms.
 if env("CHANNEL_LAYER", "pubsub") == "pubsub":
     CHANNEL_LAYERS["default"] = {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",

@@ -8,7 +8,8 @@ middleware then ran its process_request and process_response through sync_to_asy
 a dozen trips through the event loop per request, each waiting behind every socket's work,
 while the request held a pooled database connection from its session lookup on. In the
 300-client soak that held connections long enough for the pool's 10 s timeout to answer
-503 (README, "Soak"). A sync-only middleware at the end makes the ones outside it sync too:
+503 (docs/measurements/history/soak.md). A sync-only middleware at the end makes the ones
+outside it sync too:
 one trip into a thread for the chain, then the view handler as before.
 """
 

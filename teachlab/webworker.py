@@ -3,7 +3,7 @@
 Channels' router answers only HTTP and WebSocket scopes, so the ASGI lifespan protocol is
 off (uvicorn would otherwise log that the app refuses it at every start). Per-message deflate
 is off: a lab batch goes to every watcher, and compressing it once per socket took more of the
-server's CPU than anything else with 300 watchers (README, "Latency").
+server's CPU than anything else with 300 watchers (docs/measurements/history/lab.md).
 """
 
 from uvicorn_worker import UvicornWorker

@@ -1,5 +1,5 @@
 """Every line the app logs carries its time and logger: a server's log is read after the fact
-("when did the 503s start?", README "Soak")."""
+("when did the 503s start?", docs/measurements/history/soak.md)."""
 
 from __future__ import annotations
 

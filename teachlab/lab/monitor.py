@@ -62,7 +62,7 @@ def monitor_tick(watchers: dict[str, BrokerWatcher], *, slow: bool) -> None:
 def monitor_process_setup() -> None:
     """The monitor serves no pages: no per-query log of every batch it stores (DEBUG keeps
     one), and one database connection kept open instead of one per batch. Both cost CPU that
-    the lab's workers need on a small machine (README, "Fidelity")."""
+    the lab's workers need on a small machine (docs/measurements/history/lab.md)."""
     from django.conf import settings
     from django.db import connections
 

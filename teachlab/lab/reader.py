@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # when drawing and sending took longer than that. A wait after every read (the first design)
 # put the reader 50-90 ms behind a restore sweep's 200 copies, while drawing was slow; no wait
 # at all sent one frame per one or two events, and with 50 watchers and a browser on two cores
-# the frames themselves fell behind (README, "Latency").
+# the frames themselves fell behind (docs/measurements/history/lab.md).
 GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
 BUSY_SECONDS = 0.05
 MIN_GAP_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_MIN_GAP", "0.015"))

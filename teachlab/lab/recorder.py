@@ -28,7 +28,7 @@ CLAIM_EVERY = 5.0  # seconds between looks for such entries
 # After a read that found entries, the next read waits until this long after it began. In a
 # burst the recorder then stores one bigger batch per gap instead of one per few entries and
 # leaves the cores to the workers: with one core taken by a busy loop, the lab made about 3 %
-# fewer copies than its control without it (README, "Fidelity"). Nothing waits on the
+# fewer copies than its control without it (docs/measurements/history/lab.md). Nothing waits on the
 # database for live views (they read the log), so the delay is only the stored history's.
 GAP_SECONDS = float(os.environ.get("TEACHLAB_LAB_RECORDER_GAP", "0.5"))
 FORGET_AFTER = 600  # seconds after a run settles before its stream is no longer followed

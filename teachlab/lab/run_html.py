@@ -3,7 +3,8 @@ templates/lab/run.html, for the path that draws them many times a second.
 
 A reader draws each batch of a restore sweep's burst while every socket of its process
 waits. Through the template engine a 50-event batch took about 10 ms on an idle core and
-25-60 ms while workers, recorder and browser shared the machine's two (README, "Latency");
+25-60 ms while workers, recorder and browser shared the machine's two
+(docs/measurements/history/lab.md);
 string building draws the same HTML several times faster. The full page still renders the
 partials. tests/lab/test_run_html.py holds each function here equal to its partial, byte
 for byte, over generated events, so a change to one that is not made to the other fails.

@@ -87,7 +87,7 @@ def _surely_running(run: Run) -> bool:
         return True
     # A delivery not settled yet, and every worker of the lane has lived through the whole
     # run: none died holding it, so it will report. Without this the monitor read every
-    # event of a big batch each second for its last half (README, "Fidelity").
+    # event of a big batch each second for its last half (docs/measurements/history/lab.md).
     if settled < int(raw.get(Kind.RECEIVED) or 0):
         from teachlab.lab.workers import workers_list
 

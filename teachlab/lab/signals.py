@@ -119,7 +119,7 @@ def on_worker_ready(sender=None, **_):
     # What the worker built while starting never becomes garbage: keep it out of the
     # collector's full passes, which otherwise land inside a handler now and then (a 150 ms
     # pause at p99.9). And hand the GIL round sooner, so a handler whose Redis reply has
-    # come does not wait out another thread's 5 ms slice (README, "Fidelity").
+    # come does not wait out another thread's 5 ms slice (docs/measurements/history/lab.md).
     gc.freeze()
     sys.setswitchinterval(0.001)
 

@@ -195,8 +195,8 @@ def counts_parse(text: str | None) -> dict[str, int]:
 
 
 def entry_event(run_id: str, entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
-    """One stream entry as the event dict every screen and the recorder use (README, "The
-    event dict"). The done marker gives {"kind": "done", "summary": ...}."""
+    """One stream entry as the event dict every screen and the recorder use (docs/reference/lab.md,
+    "The event dict"). The done marker gives {"kind": "done", "summary": ...}."""
     from teachlab.lab.events import counts_view
 
     kind = fields.get("k", "")

@@ -3,7 +3,8 @@ thread's own, encoded and parsed by hand.
 
 Why not redis-py here: its pool, retry and observability layers cost about 0.13 ms of CPU per
 command on our 2-core machine, three times the call itself, and the call sits in Celery's
-consumer thread for every delivery (README, "Fidelity"). Everything else keeps redis-py. Only
+consumer thread for every delivery (docs/measurements/history/lab.md). Everything else keeps
+redis-py. Only
 plain `redis://` URLs take this path; `wire_call` raises `WireUnsupported` otherwise and the
 caller falls back to redis-py.
 """

@@ -20,6 +20,7 @@ from django.conf import settings
 
 from teachlab.lab.errors import LabError, LabInputError
 from teachlab.lab.store import app_redis
+from teachlab.percentiles import percentiles_ms
 
 log = logging.getLogger(__name__)
 REGISTRY = "lab:workers"
@@ -78,17 +79,6 @@ def _percentiles(wall, cpu) -> dict:
         if found:
             value[name] = percentiles_ms(found)
     return value
-
-
-def percentiles_ms(seconds) -> dict:
-    """p50, p99 and max of durations in seconds, as milliseconds: one definition for the
-    handler times and for scripts/redis_rtt.py, which the README sets side by side."""
-    times = sorted(seconds)
-
-    def at(q: float) -> float:
-        return round(times[min(len(times) - 1, int(len(times) * q))] * 1000, 3)
-
-    return {"p50": at(0.5), "p99": at(0.99), "max": at(1)}
 
 
 def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:

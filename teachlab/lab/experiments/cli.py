@@ -58,6 +58,26 @@ def _details(result: dict, out: TextIO) -> None:
         )
 
 
+def _listing(experiment) -> dict:
+    """One row of `--list --json`: what the text listing shows, plus the title."""
+    return {
+        "order": experiment.order,
+        "slug": experiment.slug,
+        "title": experiment.title,
+        "seconds": round(experiment.seconds, 1),
+        "lanes": experiment.lanes,
+    }
+
+
+def _refuse(out: TextIO, as_json: bool, message: str, **extra) -> int:
+    """Say why nothing ran (as {"error": ...} under --json, so the output still parses); exit 2."""
+    if as_json:
+        out.write(json.dumps({"error": message, **extra}, indent=2) + "\n")
+    else:
+        out.write(message + "\n")
+    return 2
+
+
 def experiment_command(
     *,
     names: list[str],
@@ -71,19 +91,24 @@ def experiment_command(
     try:
         catalog = experiments_load(strict=True)
     except CatalogError as exc:
-        out.write(f"The experiment files have problems:\n{exc}\n")
-        return 2
+        return _refuse(out, as_json, f"The experiment files have problems:\n{exc}")
     by_slug = {e.slug: e for e in catalog}
     if list_only:
+        if as_json:
+            out.write(json.dumps([_listing(e) for e in catalog], indent=2) + "\n")
+            return 0
         for e in catalog:
             out.write(f"{e.order:>2}. {e.slug:<26} ~{e.seconds:>4.0f} s  {', '.join(e.lanes)}\n")
         return 0
     unknown = [n for n in names if n not in by_slug]
     if unknown or (not names and not run_all):
-        if unknown:
-            out.write(f"No experiment called {', '.join(unknown)}.\n")
-        out.write(f"Pick from: {', '.join(by_slug)} (or --all).\n")
-        return 2
+        said = f"No experiment called {', '.join(unknown)}.\n" if unknown else ""
+        return _refuse(
+            out,
+            as_json,
+            f"{said}Pick from: {', '.join(by_slug)} (or --all).",
+            choices=list(by_slug),
+        )
     chosen = catalog if run_all else [by_slug[n] for n in names]
     learner = _learner()
 
@@ -98,8 +123,7 @@ def experiment_command(
             try:
                 value = prediction_parse(experiment=chosen[0], raw=predict)
             except ValueError as exc:
-                out.write(f"{exc}\n")
-                return 2
+                return _refuse(out, as_json, str(exc))
         results = [
             experiment_execute(
                 experiment=chosen[0],

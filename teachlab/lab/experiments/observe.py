@@ -1,4 +1,4 @@
-"""Turn a lab run's stored events (teachlab/lab/README.md, "The event dict") into the
+"""Turn a lab run's stored events (docs/reference/lab.md, "The event dict") into the
 Observation the checks read."""
 
 from __future__ import annotations

@@ -39,10 +39,11 @@ class Command(BaseCommand):
         run.add_argument("--timeout", type=float, help="stop following after this many seconds")
         run.add_argument("--json", action="store_true", help="print only the summary, as JSON")
         workers = sub.add_parser("workers", help="list each lane's workers")
-        workers.add_argument("--json", action="store_true")
+        workers.add_argument("--json", action="store_true", help="print the lanes as JSON")
         tail = sub.add_parser("tail", help="print a run's events as they come, from its log")
         tail.add_argument("run")
         tail.add_argument("--timeout", type=float, help="stop after this many seconds")
+        tail.add_argument("--json", action="store_true", help="print the events as one JSON object")
         monitor = sub.add_parser(
             "monitor", help="record events; publish broker snapshots; settle runs"
         )
@@ -54,7 +55,7 @@ class Command(BaseCommand):
         fidelity.add_argument("--count", type=int, default=1500)
         fidelity.add_argument("--spacing", type=float, default=0.04, help="seconds between tasks")
         fidelity.add_argument("--countdown", type=float, default=0, help="task 0's countdown")
-        fidelity.add_argument("--json", action="store_true")
+        fidelity.add_argument("--json", action="store_true", help="print the result as JSON")
         from teachlab.lab.experiments.cli import parser_add
 
         parser_add(sub)  # `lab experiment NAME|--all`: lab/experiments/cli.py
@@ -82,7 +83,9 @@ class Command(BaseCommand):
         out = sys.stderr if options["json"] else self.stdout
         out.write(f"run {run.id} on {run.lane}: {len(run.task_ids)} task(s) published\n")
         stop_at = time.time() + (options["timeout"] or max(5.0, run.deadline - time.time()))
-        finished = self._follow(run, out=out, receipts_only=options["json"], stop_at=stop_at)
+        finished = self._follow(
+            run, emit=self._printer(out), receipts_only=options["json"], stop_at=stop_at
+        )
         if not finished:
             out.write("timed out before every task settled\n")
         run.refresh_from_db()
@@ -92,9 +95,16 @@ class Command(BaseCommand):
         else:
             self.stdout.write(self._summary_text(summary))
 
-    def _follow(self, run, *, out, receipts_only: bool, stop_at: float, settle: bool = True):
-        """Print the run's events from its log as they come, until its end marker (True) or
-        `stop_at` (False). Settles the run itself too, in case no monitor runs."""
+    def _printer(self, out):
+        def emit(event: dict) -> None:
+            out.write(self._line(event) + "\n")
+            out.flush()
+
+        return emit
+
+    def _follow(self, run, *, emit, receipts_only: bool, stop_at: float, settle: bool = True):
+        """Hand the run's events from its log to `emit` as they come, until its end marker
+        (True) or `stop_at` (False). Settles the run itself too, in case no monitor runs."""
         from teachlab.lab.models import Kind
         from teachlab.lab.settle import run_settle
         from teachlab.lab.stream import DONE, stream_read
@@ -106,8 +116,7 @@ class Command(BaseCommand):
                 if event["kind"] == DONE:
                     return True
                 if event["kind"] == Kind.RECEIVED or not receipts_only:
-                    out.write(self._line(event) + "\n")
-                    out.flush()
+                    emit(event)
             if settle and time.time() >= next_settle:
                 run.refresh_from_db()
                 run_settle(run)
@@ -115,16 +124,22 @@ class Command(BaseCommand):
         return False
 
     def handle_tail(self, options):
-        """Print a run's events as they come (from the start), until it settles."""
+        """Print a run's events as they come (from the start), until it settles. With --json,
+        one JSON object at the end: the run, whether it settled, and its events."""
         from teachlab.lab.models import Run
 
         run = Run.objects.filter(pk=options["run"]).first()
         if run is None:
             raise CommandError(f"There is no run {options['run']!r}.")
         stop_at = time.time() + (options["timeout"] or 24 * 3600)
-        if not self._follow(
-            run, out=self.stdout, receipts_only=False, stop_at=stop_at, settle=False
-        ):
+        events: list[dict] = []
+        emit = events.append if options["json"] else self._printer(self.stdout)
+        settled = self._follow(run, emit=emit, receipts_only=False, stop_at=stop_at, settle=False)
+        if options["json"]:
+            self.stdout.write(
+                json.dumps({"run": str(run.pk), "settled": settled, "events": events})
+            )
+        elif not settled:
             self.stdout.write("stopped before the run settled\n")
 
     @staticmethod
