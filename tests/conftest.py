@@ -63,20 +63,27 @@ BROKER_FIXTURES = {"lab_stack", "fired_runs", "room_lab", "drill_stack"}
 BROWSER_FIXTURES = {"browser", "page"}
 
 
+def markers_for(fixturenames, path: str) -> set[str]:
+    """The markers a test earns by what it uses and where it lives (path from the checkout)."""
+    used, found = set(fixturenames), set()
+    if used & BROKER_FIXTURES:
+        found.add("broker")
+    if used & BROWSER_FIXTURES:
+        found.add("browser")
+    if path.startswith("tests/drills/"):
+        found.add("drill")
+    if path.startswith("tests/fuzz/") and path.endswith("_fuzz.py"):
+        found.add("fuzz")
+    return found
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Markers from what a test uses and where it lives, so none depends on a module
     remembering its pytestmark: `scripts/test --fast` deselects by them."""
     for item in items:
-        used = set(getattr(item, "fixturenames", ()))
         path = item.path.relative_to(BASE_DIR).as_posix()
-        if used & BROKER_FIXTURES:
-            item.add_marker(pytest.mark.broker)
-        if used & BROWSER_FIXTURES:
-            item.add_marker(pytest.mark.browser)
-        if path.startswith("tests/drills/"):
-            item.add_marker(pytest.mark.drill)
-        if path.startswith("tests/fuzz/") and path.endswith("_fuzz.py"):
-            item.add_marker(pytest.mark.fuzz)
+        for name in markers_for(getattr(item, "fixturenames", ()), path):
+            item.add_marker(name)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
