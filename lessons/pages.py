@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from lessons.catalog import neighbours
 from lessons.evidence_display import checked_against_shown
 from lessons.lesson import CodeSample, Question
 from lessons.rendering import highlight_code, render_markdown
@@ -105,7 +104,9 @@ def lab_experiment_titles() -> dict[str, str] | None:
 def question_context(question: Question, *, revealed_upto: str | None) -> dict:
     """Everything the question page (and its partials) needs."""
     revealed = tiers_upto(revealed_upto)
-    previous, following = neighbours(question.slug)
+    from lessons.course import course_neighbours
+
+    previous, following = course_neighbours(question.slug)
     return {
         "question": question,
         "prompt_html": render_markdown(question.prompt),

@@ -8,8 +8,8 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from lessons import review
-from lessons.catalog import all_questions, catalog_problems, get_question
-from lessons.course import course_resume, course_steps
+from lessons.catalog import catalog_problems, get_question
+from lessons.course import course_order, course_resume, course_steps
 from lessons.learners import learner_for_request
 from lessons.pages import TIER_LABELS, lab_experiment_titles, question_context
 from lessons.progress import reveal_record, revealed_tiers, review_rows
@@ -46,7 +46,7 @@ def index(request: HttpRequest) -> HttpResponse:
             ],
             "revealed_count": len(revealed.get(q.slug, ())),
         }
-        for q in all_questions()
+        for q in course_order()
     ]
     return render(
         request,

@@ -194,8 +194,12 @@ def test_evidence_json_lists_shows_checks_quotes_and_versions_per_claim(settings
     assert docs["read"] == "2026-12-05" and docs["version"] == "Redis 7.0.15"
     source = next(e for e in lru["evidence"] if e["kind"] == "source")
     assert source["shows"] == ["if not exchange:", "return [routing_key or default]"]
-    assert lru["measured_on"] == {}
+    assert lru["measured_on"] == {"redis": "7.0.15", "celery": "5.7.0", "kombu": "5.7.0"}
     assert "Redis 7.0.15" in lru["documented_for"]
+
+    docs_only = rows["quorum-poison-messages:limit-hits-only-poison"]
+    assert docs_only["measured_on"] == {}
+    assert docs_only["documented_for"] == ["RabbitMQ 3.13 to 4.3"]
 
     limit = rows["quorum-poison-messages:explicit-limit-drops-after-returns"]
     experiment = next(e for e in limit["evidence"] if e["kind"] == "experiment")
