@@ -1,19 +1,16 @@
-"""Time `scripts/test --fast` and keep the result as data: one JSON file per run in
-docs/measurements/results/ ({"name", "command", "commit", "machine": {"cores", "load"},
-"started", "goal", "figures": {"seconds", "passed", ...}}), for the fast loop's goal of under
-two minutes on this machine kind (docs/testing.md, "The fast loop").
+"""Time `scripts/test --fast` and keep each run as a result file in docs/measurements/results/
+(teachlab/measurements.py), against the fast loop's goal: under two minutes on this machine
+kind, after set-up (docs/testing.md, "The fast loop").
 
     .venv/bin/python scripts/measure_fast_loop.py --runs 3
+    .venv/bin/python scripts/measurements_table.py
 
-Run it after set-up (scripts/setup), from the checkout being measured. Each run's output is
-kept in test-artifacts/fast-loop-<n>.log.
+Each run's output is kept in test-artifacts/fast-loop-<n>.log.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import subprocess
 import sys
@@ -21,9 +18,12 @@ import time
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-RESULTS = BASE_DIR / "docs" / "measurements" / "results"
+sys.path.insert(0, str(BASE_DIR))
+
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
+
 COMMAND = ["scripts/test", "--fast"]
-GOAL = "scripts/test --fast under 120 s on 2 cores"
+GOAL = "scripts/test --fast in under 120 s on 2 cores, after set-up"
 
 
 def outcome_counts(output: str) -> dict[str, int]:
@@ -34,58 +34,29 @@ def outcome_counts(output: str) -> dict[str, int]:
     return {word: int(n) for n, word in re.findall(r"(\d+) (\w+)", lines[-1]) if word != "in"}
 
 
-def commit() -> str:
-    head = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=BASE_DIR, capture_output=True, text=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=BASE_DIR,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    return f"{head}-dirty" if dirty else head
-
-
-def measure_once(number: int, out: Path) -> dict:
-    log = BASE_DIR / "test-artifacts" / f"fast-loop-{number}.log"
-    log.parent.mkdir(exist_ok=True)
-    started = time.time()
-    load = round(os.getloadavg()[0], 2)
+def measure_once(number: int, out: Path) -> int:
+    measurement = Measurement("fast-loop", goal=GOAL)
     began = time.monotonic()
     done = subprocess.run(COMMAND, cwd=BASE_DIR, capture_output=True, text=True)
     seconds = round(time.monotonic() - began, 1)
+    log = BASE_DIR / "test-artifacts" / f"fast-loop-{number}.log"
+    log.parent.mkdir(exist_ok=True)
     log.write_text(done.stdout + done.stderr)
     counts = outcome_counts(done.stdout)
-    result = {
-        "name": "fast-loop",
-        "command": " ".join(COMMAND),
-        "commit": commit(),
-        "machine": {"cores": os.cpu_count(), "load": load},
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "goal": GOAL,
-        "figures": {
-            "seconds": seconds,
-            "passed": counts.get("passed", 0),
-            "failed": counts.get("failed", 0),
-            "exit": done.returncode,
-        },
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"fast-loop-{number}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"run {number}: {seconds} s, {counts} (load {load}) -> {path}")
-    return result
+    figures = {"seconds": seconds, "passed": counts.get("passed", 0)}
+    figures["detail"] = {"counts": counts, "exit": done.returncode, "measured": " ".join(COMMAND)}
+    path = measurement.save(figures, out=out)
+    print(f"run {number}: {seconds} s, {counts}, load {measurement.load} at start -> {path}")
+    return done.returncode
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--first", type=int, default=1, help="number of the first result file")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    out_option_add(parser)
     args = parser.parse_args()
-    results = [measure_once(args.first + n, args.out) for n in range(args.runs)]
-    return 0 if all(r["figures"]["exit"] == 0 for r in results) else 1
+    codes = [measure_once(n + 1, args.out) for n in range(args.runs)]
+    return max(codes)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,18 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(autouse=True)
+def _quick_password_hashing(settings):
+    """Passwords hashed in the test process with MD5 first: PBKDF2's million rounds cost about
+    a second a hash on this machine under load, paid by every user made and every sign-in
+    tried. PBKDF2 stays listed, so a hash made the slow way still checks; servers and workers
+    in subprocesses keep the project's own hashers."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rate_limits():
     """Every test starts with no rate-limit budget spent (teachlab/ratelimits.py): counts live
     in the session's Redis and would otherwise leak from one test into the next."""
