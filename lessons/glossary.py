@@ -18,6 +18,7 @@ from typing import Annotated
 from django.conf import settings
 from pydantic import AfterValidator
 
+from lessons.evidence import experiment_slugs
 from lessons.lesson import Problem
 from lessons.question_links import link_problems
 from lessons.yamlschema import (
@@ -104,7 +105,8 @@ def _clash_problems(doc, model: GlossaryModel) -> list[Problem]:
 
 def check_glossary(path: Path, question_slugs: set[str]) -> Glossary:
     """The glossary in `path`, or no terms and every problem (links to questions are checked
-    against `question_slugs`, like a lesson's)."""
+    against `question_slugs`, like a lesson's, and links to lab experiments against the lab's
+    experiment files)."""
     from lessons.loader import display_path
 
     doc, problems = document_load(path, shown=display_path(path))
@@ -113,7 +115,7 @@ def check_glossary(path: Path, question_slugs: set[str]) -> Glossary:
     model, problems = document_validate(doc, GlossaryModel)
     if model is None:
         return Glossary([], problems)
-    problems = _clash_problems(doc, model) + link_problems(doc, question_slugs)
+    problems = _clash_problems(doc, model) + link_problems(doc, question_slugs, experiment_slugs())
     if problems:
         return Glossary([], sorted(problems, key=lambda p: p.line))
     terms = [

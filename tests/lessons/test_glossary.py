@@ -98,6 +98,25 @@ def test_two_terms_claiming_a_slug_or_a_word_and_dead_links_are_refused_on_their
     ]
 
 
+def test_where_the_lab_shows_a_term_must_link_an_experiment_that_exists(tmp_path):
+    text = SOUND.replace(
+        "      The run page.\n",
+        "      See [it](/lab/experiments/no-such-experiment/) and\n"
+        "      [this one](/lab/experiments/countdown-beyond-timeout/).\n",
+        1,
+    )
+    path = write(tmp_path, "glossary.yaml", text)
+
+    problems = [(p.line, p.message) for p in check_glossary(path, set()).problems]
+
+    assert problems == [
+        (
+            line_of(text, "no-such-experiment"),
+            "terms[0].in_the_lab: links to lab experiment 'no-such-experiment', which does not exist",
+        )
+    ]
+
+
 def test_a_two_line_short_definition_is_refused_and_validatelessons_prints_it(settings, tmp_path):
     text = SOUND.replace(
         "short: Seconds before a task may run.", "short: |\n      Seconds before\n      it runs."
