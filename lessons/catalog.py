@@ -20,7 +20,15 @@ from pathlib import Path
 from django.conf import settings
 
 from lessons.evidence import evidence_stamp
-from lessons.lesson import Claim, CodeSample, Followup, LessonError, Problem, Question
+from lessons.lesson import (
+    Claim,
+    CodeSample,
+    Followup,
+    LessonError,
+    Problem,
+    Question,
+    in_course_order,
+)
 from lessons.loader import check_files, lesson_dir, lesson_files
 
 __all__ = [
@@ -83,6 +91,7 @@ def load_catalog(directory: Path | None = None) -> Catalog:
         return cached[1]
     with _lock:
         checked = check_files(files)
+        checked.questions = in_course_order(checked.questions)
         by_slug = {q.slug: q for q in checked.questions}
         claims = {c.key: c for q in checked.questions for c in q.claims}
         catalog = Catalog(checked.questions, checked.problems, by_slug, claims)
@@ -91,7 +100,8 @@ def load_catalog(directory: Path | None = None) -> Catalog:
 
 
 def all_questions() -> list[Question]:
-    """Sound questions, sorted by `order`."""
+    """Sound questions in course order (lessons.lesson.in_course_order), the one order every
+    list of questions shows."""
     return load_catalog().questions
 
 
@@ -111,18 +121,6 @@ def all_claims() -> list[Claim]:
 def catalog_problems() -> list[Problem]:
     """Problems of the files the app refused (empty when every file is sound)."""
     return load_catalog().problems
-
-
-def neighbours(slug: str) -> tuple[Question | None, Question | None]:
-    """(previous, next) question in index order, for the page's next/previous links."""
-    questions = all_questions()
-    slugs = [q.slug for q in questions]
-    if slug not in slugs:
-        return None, None
-    i = slugs.index(slug)
-    return (questions[i - 1] if i > 0 else None), (
-        questions[i + 1] if i + 1 < len(questions) else None
-    )
 
 
 def require_sound(directory: Path | None = None) -> Catalog:

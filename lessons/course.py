@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lessons.catalog import all_questions
-from lessons.lesson import Question
+from lessons.lesson import Question, in_course_order
 from lessons.models import Learner, QuizAnswer
 from lessons.progress import revealed_tiers
 from lessons.schema import TIERS
@@ -18,19 +18,23 @@ from lessons.schema import TIERS
 
 def course_order(questions: list[Question] | None = None) -> list[Question]:
     """Questions in course order: by `course_step`, then the unstepped ones by `order`."""
-    questions = all_questions() if questions is None else questions
-    return sorted(
-        questions, key=lambda q: (q.course_step is None, q.course_step or 0, q.order, q.slug)
-    )
+    return in_course_order(all_questions() if questions is None else questions)
+
+
+def course_neighbours(slug: str) -> tuple[Question | None, Question | None]:
+    """(previous, next) on the path: the question page's top links, its `p`/`n` keys and its
+    closing "next on the course path" all come from here, so they cannot disagree."""
+    path = course_order()
+    slugs = [q.slug for q in path]
+    if slug not in slugs:
+        return None, None
+    i = slugs.index(slug)
+    return (path[i - 1] if i > 0 else None), (path[i + 1] if i + 1 < len(path) else None)
 
 
 def course_next_question(slug: str) -> Question | None:
     """The question after `slug` on the path, for the question page's closing links."""
-    slugs = [q.slug for q in course_order()]
-    if slug not in slugs:
-        return None
-    i = slugs.index(slug)
-    return course_order()[i + 1] if i + 1 < len(slugs) else None
+    return course_neighbours(slug)[1]
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,11 @@ class Question:
     @property
     def claims(self) -> list[Claim]:
         return [*self.claims_cost, *self.claims_hold]
+
+
+def in_course_order(questions: list[Question]) -> list[Question]:
+    """The one order the app shows questions in (home list, Previous/Next, `n`/`p`, quiz and
+    progress lists): by `course_step`, then the unstepped ones by `order`."""
+    return sorted(
+        questions, key=lambda q: (q.course_step is None, q.course_step or 0, q.order, q.slug)
+    )

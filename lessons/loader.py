@@ -24,6 +24,7 @@ from lessons.lesson import (
     Problem,
     Question,
 )
+from lessons.question_links import link_problems
 from lessons.schema import LEVELS, LessonModel
 from lessons.yamlschema import Document, document_load, document_validate
 
@@ -156,7 +157,8 @@ class Checked:
 
 def check_files(paths: list[Path], *, sources: bool = False) -> Checked:
     """Every file checked alone, then across files (a slug or order used twice: the later
-    file by name is refused, so the first keeps working). `sources`: also read every `source`
+    file by name is refused, so the first keeps working; a link to a question no file
+    declares, or a question named by number, refuses the file that has it). `sources`: also read every `source`
     reference's function in the installed packages (the validator and CI do; pages do not, so
     a deployed site keeps its lessons whatever is installed beside it)."""
     questions: list[Question] = []
@@ -165,8 +167,11 @@ def check_files(paths: list[Path], *, sources: bool = False) -> Checked:
     by_order: dict[int, Question] = {}
     context = {**evidence_context(), "sources": sources}
     docs: dict[str, Document] = {}
+    declared: set[str] = set()  # every slug a file names, sound or not: links may point at it
     for path in sorted(Path(p) for p in paths):
         question, found, doc = _check(path, context)
+        if doc is not None and isinstance(doc.data, dict) and isinstance(doc.data.get("slug"), str):
+            declared.add(doc.data["slug"])
         if question is not None:
             first = by_slug.get(question.slug)
             if first is not None:
@@ -191,8 +196,13 @@ def check_files(paths: list[Path], *, sources: bool = False) -> Checked:
                 docs[question.slug] = doc
         problems.extend(found)
     refused, found = course_problems(questions, docs)
-    questions = [q for q in questions if q.slug not in refused]
     problems.extend(found)
+    for q in questions:
+        found = link_problems(docs[q.slug], declared, context.get("experiments"))
+        if found:
+            refused.add(q.slug)
+            problems.extend(found)
+    questions = [q for q in questions if q.slug not in refused]
     broken: dict[str, list[Problem]] = {}
     for p in problems:
         broken.setdefault(p.path, []).append(p)

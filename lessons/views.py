@@ -8,8 +8,8 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from lessons import review
-from lessons.catalog import all_questions, catalog_problems, get_question
-from lessons.course import course_resume, course_steps
+from lessons.catalog import catalog_problems, get_question
+from lessons.course import course_order, course_resume, course_steps
 from lessons.learners import learner_for_request
 from lessons.pages import TIER_LABELS, lab_experiment_titles, question_context
 from lessons.progress import reveal_record, revealed_tiers, review_rows
@@ -46,7 +46,7 @@ def index(request: HttpRequest) -> HttpResponse:
             ],
             "revealed_count": len(revealed.get(q.slug, ())),
         }
-        for q in all_questions()
+        for q in course_order()
     ]
     return render(
         request,
@@ -95,3 +95,14 @@ def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
     # One URL, two bodies: caches (and the back button) must keep them apart.
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+@require_GET
+def glossary(request: HttpRequest) -> HttpResponse:
+    """Every term with its definitions and where the lab shows it; a term's anchor is its slug."""
+    from lessons.glossary import load_glossary
+
+    loaded = load_glossary()
+    return render(
+        request, "lessons/glossary.html", {"terms": loaded.terms, "problems": loaded.problems}
+    )

@@ -106,16 +106,18 @@ def spend_or_raise(budget: Budget, *who: str, message: str, cost: int = 1) -> No
         raise RateLimited(message.format(wait=wait, amount=budget.amount), wait=wait)
 
 
-def spend_all(budgets: list[tuple[Budget, tuple[str, ...]]]) -> int:
+def spend_all(budgets: list[tuple]) -> int:
     """Spend from several budgets at once: 0 when all allowed, else the 1-based index of the
-    first that is spent. Each is tested before any is hit, so a refused action costs nothing
-    (two racing requests may both pass the test: one action over a limit, at most)."""
+    first that is spent. Each entry is (budget, who) or (budget, who, cost). Each is tested
+    before any is hit, so a refused action costs nothing (two racing requests may both pass
+    the test: one action over a limit, at most)."""
     lim = limiter()
-    for index, (budget, who) in enumerate(budgets, start=1):
-        if budget.amount > 0 and not lim.test(budget.item, *who):
+    entries = [(budget, who, rest[0] if rest else 1) for budget, who, *rest in budgets]
+    for index, (budget, who, cost) in enumerate(entries, start=1):
+        if budget.amount > 0 and not lim.test(budget.item, *who, cost=cost):
             return index
-    for index, (budget, who) in enumerate(budgets, start=1):
-        if budget.amount > 0 and not lim.hit(budget.item, *who):
+    for index, (budget, who, cost) in enumerate(entries, start=1):
+        if budget.amount > 0 and not lim.hit(budget.item, *who, cost=cost):
             return index
     return 0
 

@@ -11,6 +11,7 @@ import uuid
 from datetime import UTC, datetime
 
 from teachlab.lab import limits
+from teachlab.lab.costs import run_cost
 from teachlab.lab.errors import LabInputError, LaneUnavailable
 from teachlab.lab.lanes import Lane, lane_get, lane_status
 from teachlab.lab.models import Run
@@ -62,8 +63,11 @@ def run_fire(
     prediction = prediction_parse(prediction)
     if check_limits:
         params_limits_check(p, now=now)
+        cost = run_cost(p, lane, now=now)
+        limits.run_cost_check(cost)
+        limits.lane_load_check(cost, lane, now=now)
         limits.active_runs_check(active_runs=_active_runs(learner))
-        limits.rate_limit_take(learner=learner)
+        limits.rate_limit_take(learner=learner, deliveries=cost.deliveries)
     if p.die and lane.pool != "prefork":
         raise LabInputError(
             f"die kills the pool child running the body; {lane.name} runs the {lane.pool} "

@@ -1,15 +1,31 @@
-"""Per-learner limits on firing: runs at once and runs per minute. They are settings, so a
-classroom server and a laptop can differ. What one run may ask for (tasks, longest countdown)
-is part of the run-parameter schema, params.py."""
+"""Per-learner limits on firing: runs at once, runs per minute, and what the runs cost (the
+deliveries of one run, of one person's hour, and the copies a lane holds at once; costs.py
+estimates them). They are settings, so a classroom server and a laptop can differ. What one
+run may ask for (tasks, longest countdown) is part of the run-parameter schema, params.py."""
 
 from __future__ import annotations
+
+import math
+import time
 
 import redis
 from django.conf import settings
 
 from teachlab import ratelimits
 from teachlab.identity import payer_of
+from teachlab.lab.costs import (
+    BYTES_PER_HELD_DELIVERY,
+    RunCost,
+    held_from,
+    memory_text,
+    run_params_stored,
+)
 from teachlab.lab.errors import LabLimitError, LaneUnavailable
+from teachlab.lab.lanes import Lane
+
+# The hourly delivery budget is counted in tens: the moving window keeps one Redis list entry
+# per unit spent, and a person's hour of 30,000 deliveries should not be a 30,000-entry list.
+DELIVERY_UNIT = 10
 
 
 def active_runs_check(*, active_runs: int) -> None:
@@ -22,24 +38,80 @@ def active_runs_check(*, active_runs: int) -> None:
         )
 
 
-def rate_limit_take(*, learner) -> None:
+def run_cost_check(cost: RunCost) -> None:
+    """Raise LabLimitError when one run would make more deliveries than one run may."""
+    most = settings.LAB_MAX_DELIVERIES_PER_RUN
+    if most > 0 and cost.deliveries > most:
+        raise LabLimitError(
+            f"This run would make {cost.text}; one run may make at most {most:,} deliveries. "
+            "Fewer tasks, a shorter countdown or a lane with a longer visibility timeout make "
+            "fewer copies."
+        )
+
+
+def lane_held(lane: Lane, *, now: float | None = None) -> int:
+    """Copies the live runs on `lane` will still have its workers hold, at their worst."""
+    from teachlab.lab.models import Run
+
+    now = time.time() if now is None else now
+    live = Run.objects.running().filter(lane=lane.name, deadline__gt=now)
+    return sum(
+        held_from(run_params_stored(run.params), lane, fired_at=run.fired_at or now, now=now)
+        for run in live.only("params", "fired_at")
+    )
+
+
+def lane_load_check(cost: RunCost, lane: Lane, *, now: float | None = None) -> None:
+    """Raise LabLimitError when this run's copies and those the lane's live runs hold would
+    pass LAB_MAX_HELD_PER_LANE: one lane's workers are shared by everyone firing at it."""
+    most = settings.LAB_MAX_HELD_PER_LANE
+    if most <= 0:
+        return
+    held = lane_held(lane, now=now)
+    if held + cost.held > most:
+        free = max(0, most - held)
+        raise LabLimitError(
+            f"{lane.name} is busy: the runs on it now will hold up to {held:,} copies "
+            f"({memory_text(held * BYTES_PER_HELD_DELIVERY)} of worker "
+            f"memory), and this run would add {cost.held:,}; the lane takes {most:,} at once. "
+            f"Fire a smaller run (at most {free:,} held copies), or wait for one to finish."
+        )
+
+
+def rate_limit_take(*, learner, deliveries: int = 0) -> None:
     """A moving one-minute window per learner and, when LAB_CLASS_RUNS_PER_MINUTE is set
-    (classroom mode), one for everyone together (teachlab/ratelimits.py); raises when either
-    is full, and spends from neither then."""
+    (classroom mode), one for everyone together (teachlab/ratelimits.py), and the learner's
+    hour of deliveries (LAB_DELIVERIES_PER_HOUR); raises when any is full, and spends from
+    none then."""
     per_minute = settings.LAB_RUNS_PER_MINUTE
     class_per_minute = settings.LAB_CLASS_RUNS_PER_MINUTE
+    per_hour = settings.LAB_DELIVERIES_PER_HOUR
+    payer = payer_of(learner)
     mine = ratelimits.Budget("lab-runs", per_minute, 60)
     everyone = ratelimits.Budget("lab-runs-class", class_per_minute, 60)
+    hourly = ratelimits.Budget(
+        "lab-deliveries", math.ceil(per_hour / DELIVERY_UNIT) if per_hour > 0 else 0, 3600
+    )
+    units = max(1, math.ceil(deliveries / DELIVERY_UNIT))
     try:
-        refused = ratelimits.spend_all([(mine, (payer_of(learner),)), (everyone, ("class",))])
+        refused = ratelimits.spend_all(
+            [(mine, (payer,)), (everyone, ("class",)), (hourly, (payer,), units)]
+        )
         if not refused:
             return
-        budget, who = (mine, payer_of(learner)) if refused == 1 else (everyone, "class")
+        budget, who = [(mine, payer), (everyone, "class"), (hourly, payer)][refused - 1]
         wait = ratelimits.wait_for(budget, who)
+        left = ratelimits.remaining(hourly, payer) * DELIVERY_UNIT if refused == 3 else 0
     except redis.RedisError as exc:
         raise LaneUnavailable(app_redis_down(exc)) from None
     if refused == 1:
         raise LabLimitError(f"You may fire {per_minute} runs a minute; try again in {wait} s.")
+    if refused == 3:
+        raise LabLimitError(
+            f"This run would make about {deliveries:,} deliveries, and you have about "
+            f"{left:,} left of the {per_hour:,} one person may fire in an hour. Fire a "
+            f"smaller run, or wait: more are free in {wait} s."
+        )
     raise LabLimitError(
         f"The whole class may fire {class_per_minute} runs a minute between them, and this "
         f"minute's are used up; try again in {wait} s (or watch the presenter's run)."

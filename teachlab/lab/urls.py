@@ -7,6 +7,7 @@ app_name = "lab"
 urlpatterns = [
     path("experiments/", include("teachlab.lab.experiments.urls")),  # guided experiments
     path("", views.home, name="home"),
+    path("estimate/", views.estimate, name="estimate"),
     path("workers/", views.workers_panel, name="workers"),
     path("workers/<str:name>/<slug:action>/", views.worker_action, name="worker_action"),
     path("runs/", views.history_page, name="history"),

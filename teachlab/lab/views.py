@@ -16,17 +16,20 @@ from lessons.learners import learner_for_request
 from teachlab import ratelimits
 from teachlab.identity import payer_of
 from teachlab.lab import export, history, replay
-from teachlab.lab.errors import LabError
+from teachlab.lab.costs import run_cost, run_params_stored
+from teachlab.lab.errors import LabError, LabLimitError
 from teachlab.lab.explain import COUNTERS, celery_code
 from teachlab.lab.firing import run_fire
-from teachlab.lab.forms import RunForm
+from teachlab.lab.forms import INITIAL, RunForm
 from teachlab.lab.fragments import after_run_context, picture_from
 from teachlab.lab.lanes import lane_get, lane_status, lanes
-from teachlab.lab.limits import app_redis_down
+from teachlab.lab.limits import app_redis_down, lane_load_check, run_cost_check
 from teachlab.lab.reading import run_events, run_for_learner, run_summary
 from teachlab.lab.versions import versions_text
 from teachlab.lab.workers import (
     controls_allowed,
+    memory_restart_text,
+    memory_restarts,
     worker_crash,
     worker_restart,
     worker_shutdown,
@@ -49,11 +52,26 @@ def _owned_run(request: HttpRequest, run_id: str):
     return run
 
 
+MEMORY_NOTICE_SECONDS = 600  # how long the lab page says a lane's worker was restarted
+
+
+def _memory_notices(*, within: float) -> list[dict]:
+    """Workers restarted for memory lately, worded for the page; none when Redis is away
+    (the page says that elsewhere)."""
+    try:
+        found = memory_restarts(within=within)
+    except redis.RedisError:
+        return []
+    return [{**n, "text": memory_restart_text(n)} for n in found]
+
+
 def _lane_cards() -> list[dict]:
     cards = []
+    notices = _memory_notices(within=MEMORY_NOTICE_SECONDS)
     for lane in lanes(listed_only=True):
         status = lane_status(lane)
-        cards.append({"lane": lane, "status": status})
+        mine = [n for n in notices if n.get("lane") == lane.name]
+        cards.append({"lane": lane, "status": status, "memory_notice": mine[0] if mine else None})
     return cards
 
 
@@ -71,6 +89,7 @@ def _workers_context(request: HttpRequest) -> dict:
             context["workers"] = workers_list()
         except redis.RedisError as exc:  # the registry is in Redis; the page must still open
             context["worker_message"] = app_redis_down(exc)
+        context["memory_restarts"] = _memory_notices(within=MEMORY_NOTICE_SECONDS)
     return context
 
 
@@ -93,10 +112,62 @@ def home(request: HttpRequest) -> HttpResponse:
             else:
                 return redirect("lab:run", run_id=run.id)
         status = 400
+        estimate = _estimate_context(form)
     else:
         form = RunForm(initial={"lane": "redis-short"})
-    context = {"form": form, "lane_cards": _lane_cards(), **_workers_context(request)}
+        estimate = _estimate_context(RunForm({"lane": "redis-short", **INITIAL}))
+    context = {
+        "form": form,
+        "lane_cards": _lane_cards(),
+        **estimate,
+        **_workers_context(request),
+    }
     return render(request, "lab/home.html", context, status=status)
+
+
+def _estimate_context(form: RunForm) -> dict:
+    """What the form's run would cost, and what would refuse it, without firing it."""
+    if not form.is_valid():
+        return {"estimate": None, "estimate_error": " ".join(_form_problems(form))}
+    lane = lane_get(form.cleaned_data["lane"])
+    cost = run_cost(form.params(), lane)
+    refusals = []
+    for check in (lambda: run_cost_check(cost), lambda: lane_load_check(cost, lane)):
+        try:
+            check()
+        except LabLimitError as exc:
+            refusals.append(str(exc))
+    return {"estimate": cost, "estimate_refusal": " ".join(refusals)}
+
+
+def _form_problems(form: RunForm) -> list[str]:
+    """Each form error once, with the field's label where Django's own words lack a name."""
+    problems = []
+    for name, errors in form.errors.items():
+        field = form.fields.get(name)
+        for message in errors:
+            named = field is None or name in message or str(field.label) in message
+            problems.append(message if named else f"{field.label}: {message}")
+    return problems
+
+
+@require_GET
+def estimate(request: HttpRequest) -> HttpResponse:
+    """The run form's cost as the learner types (htmx swaps it in beside the Fire button);
+    JSON (deliveries, memory_bytes, seconds) for a client that asks for it."""
+    context = _estimate_context(RunForm(request.GET))
+    cost = context["estimate"]
+    if "application/json" in request.headers.get("Accept", ""):
+        if cost is None:
+            return JsonResponse({"error": context["estimate_error"]}, status=400)
+        return JsonResponse({**cost.as_dict(), "text": cost.text, **_refusal(context)})
+    # htmx swaps only 2xx answers; the message is in the partial either way
+    status = 200 if cost is not None or request.htmx else 400
+    return render(request, "lab/home.html#estimate", context, status=status)
+
+
+def _refusal(context: dict) -> dict:
+    return {"refused": context["estimate_refusal"]} if context.get("estimate_refusal") else {}
 
 
 @require_GET
@@ -158,6 +229,10 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
     summary = run_summary(run)
     context = {
         "run": run,
+        # what the cost model said when it was fired (the same figures the form showed)
+        "estimate": run_cost(run_params_stored(run.params), lane, now=run.fired_at)
+        if lane and run.fired_at
+        else None,
         "live": live,
         "replay": not live,
         "picture": picture,

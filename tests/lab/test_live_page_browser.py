@@ -9,6 +9,8 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
+from tests.readme_shots import readme_screenshot
+
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.slow]
 
 
@@ -56,6 +58,7 @@ def test_a_run_fired_from_the_page_streams_every_receipt_live(page, live_server_
     expect(page.locator("#counters dd[data-counter=executions]")).to_have_text("4", timeout=15_000)
     expect(page.locator("#receipts-body td.outcome.executed")).to_have_count(4)
     expect(page.locator(".timeline .tl-copy")).to_have_count(4)
+    readme_screenshot(page, "lab")
 
     # The timeline draws both copies of a task as held until the same run time, and the
     # first copy's bar stays visible under the second copy's timeout window.

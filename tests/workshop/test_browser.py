@@ -10,6 +10,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import ARTIFACTS
+from tests.readme_shots import readme_screenshot
 from tests.stack import manage
 
 pytestmark = pytest.mark.browser
@@ -161,6 +162,7 @@ def test_a_room_joins_follows_votes_sees_the_reveal_and_watches_a_shared_run(
     for page in [teacher, *people]:
         expect(page.locator("#ws-outcome .observed")).to_have_text("3", timeout=30_000)
         expect(page.locator("#ws-outcome .closest")).to_contain_text("Ana")
+    readme_screenshot(teacher, "workshop", show="#ws-run")
 
     people[1].screenshot(path=str(ARTIFACTS / "workshop-phone-run.png"), full_page=True)
     assert serious_violations(people[1]) == []
