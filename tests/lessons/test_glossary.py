@@ -176,6 +176,9 @@ def test_a_question_page_marks_only_the_first_use_of_each_term(client, fixture_s
     key_points = html[html.index('id="key-points-heading"') :]
     assert "visibility timeout passes" in key_points and "term-visibility-timeout" not in key_points
     assert html.count('popovertarget="term-countdown"') == 1
+    # The prompt's `apply_async(countdown=3600)` is code: the word inside it is not marked.
+    prompt = html[html.index('id="prompt-heading"') : html.index('id="answers-heading"')]
+    assert "<code>apply_async(countdown=3600)</code>" in prompt
     assert html.count('class="term"') == 2
 
     # A tier opened through htmx carries the same single mark.
