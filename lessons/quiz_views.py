@@ -18,7 +18,6 @@ from django_htmx.http import reswap, retarget
 
 from lessons import progress, quiz, review
 from lessons.catalog import all_questions, get_question
-from lessons.last_runs import cited_last_runs
 from lessons.learners import learner_for_request
 from lessons.models import SelfRating
 from lessons.progress_file import ProgressFileError, progress_file_parse
@@ -166,16 +165,13 @@ def quiz_retry(request: HttpRequest, attempt_id: int) -> HttpResponse:
 def review_page(request: HttpRequest) -> HttpResponse:
     learner = learner_for_request(request)
     today = _today()
-    due = progress.review_rows(review.review_due(learner=learner, today=today))
     return render(
         request,
         "lessons/review.html",
         {
             "today": today,
-            "due": due,
+            "due": progress.review_rows(review.review_due(learner=learner, today=today)),
             "upcoming": progress.review_rows(review.review_upcoming(learner=learner, today=today)),
-            # what each claim's experiments last observed, read once for the page
-            "lab_last_runs": cited_last_runs([row.claim for row in due if row.claim]),
         },
     )
 
