@@ -199,6 +199,9 @@ STORAGES = {
 
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))
+# The glossary (lessons/glossary.py): one YAML file of terms, checked like the lessons. Empty:
+# glossary.yaml beside the lessons folder (lessons/glossary.yaml); a folder without one has none.
+GLOSSARY_FILE = env("GLOSSARY_FILE", "")
 # How stale the lessons may be: a process looks at the lesson files for edits at most this
 # often (lessons/catalog.py). 0 looks on every use, as the tests do.
 LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))

@@ -27,8 +27,11 @@ def test_only_a_worker_over_the_ceiling_with_deliveries_in_hand_restarts():
 @pytest.fixture
 def own_redis(settings):
     """A Redis of this test's own, so no other test's worker takes the lane's messages."""
-    settings.REDIS_URL = stack._start_private_redis()
-    return settings.REDIS_URL
+    server = stack.PrivateRedis()
+    server.start()
+    settings.REDIS_URL = server.url
+    yield server.url
+    server.proc.terminate()
 
 
 def _worker(url: str, ceiling_mb: int) -> subprocess.Popen:
@@ -56,6 +59,8 @@ def _wait(predicate, *, timeout: float = 90, what: str = ""):
     raise AssertionError(f"not within {timeout}s: {what}")
 
 
+@pytest.mark.broker  # a worker process of its own: outside the fast loop
+@pytest.mark.slow
 def test_a_worker_over_its_ceiling_hands_back_its_deliveries_and_the_lab_says_so(
     own_redis, settings, client
 ):
