@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
 from lessons.evidence_display import checked_against_shown
 from lessons.lesson import CodeSample, Question
-from lessons.rendering import highlight_code, render_markdown
+from lessons.rendering import highlight_code, render_inline_markdown, render_markdown
 from lessons.schema import LEVELS, TIER_SECONDS, TIERS
 
 TIER_LABELS = {"basics": "Basics", "solid": "Solid", "senior": "Senior"}
@@ -37,14 +38,34 @@ class TierView:
     samples: list[SampleView]
 
 
-def tier_view(question: Question, name: str) -> TierView:
+def marked_blocks(question: Question) -> dict[str, SafeString]:
+    """The page's prose as sanitised HTML, in the order the page shows it (prompt, tiers, key
+    points, follow-up answers, go deeper), each glossary term marked at its first use. Hidden
+    tiers count: the marks do not move as tiers open, so a term is marked once per page."""
+    from lessons.glossary import load_glossary
+    from lessons.term_marks import Marker
+
+    blocks: dict[str, SafeString] = {"prompt": render_markdown(question.prompt)}
+    blocks.update({t: render_markdown(question.tiers[t]) for t in TIERS})
+    for i, point in enumerate(question.key_points):
+        blocks[f"key-point-{i}"] = render_inline_markdown(point.text)
+    for i, followup in enumerate(question.followups):
+        blocks[f"followup-{i}"] = render_markdown(followup.answer)
+    blocks.update({f"go-deeper-{lv}": render_markdown(question.go_deeper[lv]) for lv in LEVELS})
+    marker = Marker(load_glossary().terms)
+    return {key: marker(html) for key, html in blocks.items()}  # in order: first use wins
+
+
+def tier_view(
+    question: Question, name: str, marked: dict[str, SafeString] | None = None
+) -> TierView:
     return TierView(
         name=name,
         label=TIER_LABELS[name],
         hint=TIER_HINTS[name],
         seconds=TIER_SECONDS[name],
         url=reverse("lessons:tier", args=[question.slug, name]),
-        html=render_markdown(question.tiers[name]),
+        html=marked[name] if marked else render_markdown(question.tiers[name]),
         samples=[
             SampleView(
                 sample=s,
@@ -103,23 +124,25 @@ def lab_experiment_titles() -> dict[str, str] | None:
 
 def question_context(question: Question, *, revealed_upto: str | None) -> dict:
     """Everything the question page (and its partials) needs."""
-    revealed = tiers_upto(revealed_upto)
     from lessons.course import course_neighbours
 
+    revealed = tiers_upto(revealed_upto)
     previous, following = course_neighbours(question.slug)
+    marked = marked_blocks(question)
     return {
         "question": question,
-        "prompt_html": render_markdown(question.prompt),
-        "revealed": [tier_view(question, t) for t in revealed],
+        "prompt_html": marked["prompt"],
+        "revealed": [tier_view(question, t, marked) for t in revealed],
         "upcoming": upcoming_tier(question, revealed_upto),
-        "key_points": question.key_points,
-        "checked_against": checked_against_shown(question.checked_against),
-        "go_deeper": [
-            {"level": level, "html": render_markdown(question.go_deeper[level])} for level in LEVELS
+        "key_points": [
+            {"point": point, "html": marked[f"key-point-{i}"]}
+            for i, point in enumerate(question.key_points)
         ],
+        "checked_against": checked_against_shown(question.checked_against),
+        "go_deeper": [{"level": level, "html": marked[f"go-deeper-{level}"]} for level in LEVELS],
         "followups": [
-            {"question_html": render_markdown(f.question), "answer_html": render_markdown(f.answer)}
-            for f in question.followups
+            {"question_html": render_markdown(f.question), "answer_html": marked[f"followup-{i}"]}
+            for i, f in enumerate(question.followups)
         ],
         "experiments": experiment_links(question),
         "next_steps": next_steps(question),

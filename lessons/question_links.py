@@ -21,6 +21,7 @@ from lessons.yamlschema import Document, Loc
 QUESTION_LINK = re.compile(
     r"\]\(\s*/q/(?P<slug>[^/)#\s]*)/?(?:(?P<tier>[^/)#\s]+)/?)?(?:#[^)\s]*)?\)"
 )
+EXPERIMENT_LINK = re.compile(r"\]\(\s*/lab/experiments/(?P<slug>[^/)#\s]*)/?(?:#[^)\s]*)?\)")
 NUMBERED = re.compile(r"\bquestions? (?:no\.? ?|#)?\d+\b", re.IGNORECASE)
 
 
@@ -53,11 +54,19 @@ def _line(doc: Document, loc: Loc, text: str, at: int) -> int:
     return base + 1 + text.count("\n", 0, at)
 
 
-def link_problems(doc: Document, known: set[str]) -> list[Problem]:
-    """Links to questions no file declares, to tiers that do not exist, and numbered
-    references, in one lesson file."""
+def link_problems(
+    doc: Document, known: set[str], experiments: set[str] | None = None
+) -> list[Problem]:
+    """Links to questions no file declares, to tiers that do not exist, to lab experiments
+    that do not exist (when `experiments` is given), and numbered references, in one file."""
     problems: list[Problem] = []
     for loc, text in text_fields(doc.data):
+        for match in EXPERIMENT_LINK.finditer(text) if experiments is not None else ():
+            if match["slug"] not in experiments:
+                message = (
+                    f"{where(loc)}: links to lab experiment {match['slug']!r}, which does not exist"
+                )
+                problems.append(Problem(doc.shown, _line(doc, loc, text, match.start()), message))
         for match in QUESTION_LINK.finditer(text):
             slug, tier = match["slug"], match["tier"]
             if slug not in known:

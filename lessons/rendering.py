@@ -72,6 +72,15 @@ def render_markdown(text: str) -> SafeString:
     return mark_safe(_focusable_scroll_boxes(clean))  # noqa: S308 - nh3 has just sanitised it
 
 
+def render_inline_markdown(text: str) -> SafeString:
+    """One line of Markdown (`code`, *emphasis*) as HTML that fits inside a sentence or a
+    <legend>: the paragraph render_markdown wraps it in is dropped."""
+    html = str(render_markdown(text or "")).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        html = html[3:-4]
+    return mark_safe(html)  # noqa: S308 - render_markdown has sanitised it with nh3
+
+
 def has_table(text: str) -> bool:
     return "<table" in render_markdown(text)
 

@@ -95,3 +95,14 @@ def tier(request: HttpRequest, slug: str, tier: str) -> HttpResponse:
     # One URL, two bodies: caches (and the back button) must keep them apart.
     patch_vary_headers(response, ("HX-Request",))
     return response
+
+
+@require_GET
+def glossary(request: HttpRequest) -> HttpResponse:
+    """Every term with its definitions and where the lab shows it; a term's anchor is its slug."""
+    from lessons.glossary import load_glossary
+
+    loaded = load_glossary()
+    return render(
+        request, "lessons/glossary.html", {"terms": loaded.terms, "problems": loaded.problems}
+    )

@@ -11,7 +11,8 @@ latency = arrival time - data-at on the same machine's clock. The backlog sent o
     .venv/bin/python scripts/bench_lab.py --base http://127.0.0.1:8000 --clients 50 --tasks 200
 
 Prints p50 / p95 / max for the socket clients and, with --browser, for rows and cells added to
-the page as a MutationObserver sees them.
+the page as a MutationObserver sees them, and saves them as a JSON result (bench-lab-<clients>) in
+docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -29,9 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 AT = re.compile(r'data-at="([0-9.]+)"')
+GOALS = {  # watchers: the goal the README set for the event path
+    50: "Chromium DOM p95 ≤ 100 ms with 50 watchers, five runs in a row",
+    300: "Chromium DOM p95 ≤ 250 ms with 300 watchers",
+}
 
 
 def fire(base: str, *, lane: str, tasks: int, countdown: float, spacing: float):
@@ -137,18 +143,25 @@ def browser_watch(base: str, run_id: str, session: str, seconds: float) -> list[
     return lags
 
 
-def report(name: str, lags: list[float]) -> None:
+def report(name: str, lags: list[float]) -> dict:
+    """Print the lags' p50 / p95 / max; return them in ms (empty when there were none)."""
     if not lags:
         print(f"{name}: no live events measured")
-        return
+        return {}
     ms = percentiles_ms(lags, qs=(0.5, 0.95), ndigits=1)
     print(
         f"{name}: n={len(lags)}  p50={ms['p50']:.1f} ms  p95={ms['p95']:.1f} ms  "
         f"max={ms['max']:.1f} ms"
     )
+    return ms
 
 
-async def main_async(args) -> None:
+def _figures(prefix: str, ms: dict) -> dict:
+    return {f"{prefix}_{key}_ms": value for key, value in ms.items()}
+
+
+async def main_async(args) -> dict:
+    """Returns the figures of the result file."""
     run_id, session = fire(
         args.base, lane=args.lane, tasks=args.tasks, countdown=args.countdown,
         spacing=args.spacing,
@@ -163,18 +176,21 @@ async def main_async(args) -> None:
             None, browser_watch, args.base, run_id, session, args.seconds
         )
     url = f"{ws_base}/ws/lab/runs/{run_id}/"
+    dom = "Chromium page (signal -> row/cell in the DOM)"
     if args.clients == 0:
-        report("Chromium page (signal -> row/cell in the DOM)", await browser_task)
-        return
+        return _figures("chromium_dom", report(dom, await browser_task))
     frames = await asyncio.gather(
         *(client(url, args.base, session, until, lags) for _ in range(args.clients))
     )
     print(f"{args.clients} socket clients received {sum(frames)} frames")
-    report(f"{args.clients} WebSocket clients (signal -> frame received)", lags)
+    figures = {"detail": {"frames": sum(frames)}}
+    ms = report(f"{args.clients} WebSocket clients (signal -> frame received)", lags)
+    figures.update(_figures("socket", ms))
     if browser_task is not None:
-        report("Chromium page (signal -> row/cell in the DOM)", await browser_task)
+        figures.update(_figures("chromium_dom", report(dom, await browser_task)))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average during the run: {load} ({os.cpu_count()} cores)")
+    return figures
 
 
 def main() -> None:
@@ -187,7 +203,11 @@ def main() -> None:
     parser.add_argument("--spacing", type=float, default=0.02)
     parser.add_argument("--seconds", type=float, default=30, help="how long to watch")
     parser.add_argument("--browser", action="store_true", help="also watch in Chromium")
-    asyncio.run(main_async(parser.parse_args()))
+    out_option_add(parser)
+    args = parser.parse_args()
+    measurement = Measurement(f"bench-lab-{args.clients}", goal=GOALS.get(args.clients))
+    figures = asyncio.run(main_async(args))
+    print(f"result: {measurement.save(figures, out=args.out)}")
 
 
 if __name__ == "__main__":

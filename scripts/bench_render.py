@@ -5,7 +5,8 @@ A run's reader draws one frame per batch it reads while every socket of its proc
 and a full redraw when pages join. This draws, from a made-up run of 200 tasks on a 10 s
 visibility timeout, the three kinds of 50-event batch a burst gives (first receipts, a restore
 sweep's copies, bodies starting and finishing) and a 300-event redraw, many times each, and
-prints the mean time of one. No stack is needed.
+prints the mean time of one. No stack is needed. The result goes to docs/measurements/results/
+as JSON too (teachlab/measurements.py; `--out DIR` for elsewhere).
 
     .venv/bin/python scripts/bench_render.py [--repeat 200]
 """
@@ -26,6 +27,7 @@ import django  # noqa: E402
 django.setup()
 
 from teachlab.lab.fragments import Picture, render_batch_html, render_redraw_html  # noqa: E402
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 
 BASE = {"run_started_at": 1000.0, "published_at": 1000.0, "visibility_timeout": 10.0}
 
@@ -52,7 +54,9 @@ def event(seq: int, kind: str, index: int, copy: int, at: float) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=200)
+    out_option_add(parser)
     args = parser.parse_args()
+    measurement = Measurement("bench-render")
     first = [event(i + 1, "received", i, 1, 1000.1 + i * 0.01) for i in range(200)]
     sweep = [event(201 + i, "received", i, 2, 1010.2 + i * 0.005) for i in range(50)]
     runs = [
@@ -63,13 +67,14 @@ def main() -> None:
     for e in first + sweep + runs:
         picture.add(e)
     cases = {
-        "50 first receipts": lambda: render_batch_html(first[:50], last="50-0", picture=picture),
-        "50 restored copies": lambda: render_batch_html(sweep, last="250-0", picture=picture),
-        "50 starts and ends": lambda: render_batch_html(runs, last="300-0", picture=picture),
-        "redraw of 300 events": lambda: render_redraw_html(
+        "first_receipts_50": lambda: render_batch_html(first[:50], last="50-0", picture=picture),
+        "restored_copies_50": lambda: render_batch_html(sweep, last="250-0", picture=picture),
+        "starts_and_ends_50": lambda: render_batch_html(runs, last="300-0", picture=picture),
+        "redraw_300": lambda: render_redraw_html(
             picture, counts=runs[-1]["counts"], prediction=3, done=None, last="300-0"
         ),
     }
+    figures = {}
     for name, draw in cases.items():
         repeat = args.repeat if "redraw" not in name else max(1, args.repeat // 10)
         draw()
@@ -78,6 +83,8 @@ def main() -> None:
             draw()
         mean = (time.perf_counter() - started) / repeat * 1000
         print(f"{name:22} {mean:6.2f} ms  ({repeat} draws)")
+        figures[f"{name}_ms"] = round(mean, 3)
+    print(f"result: {measurement.save(figures, out=args.out)}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ an instructor session in that database), for example:
     .venv/bin/python scripts/bench_workshop.py --url http://127.0.0.1:8000 --clients 300 --tasks 200
 
 The clients are one asyncio process on the same machine as the server, so their own CPU
-competes with the server's; the script prints its own CPU use beside the server's.
+competes with the server's; the script prints its own CPU use beside the server's. The slowest
+client of each phase and the verdict go to docs/measurements/results/ as a JSON result
+(bench-workshop-<clients>; teachlab/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ from django.test import Client as HttpClient  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from lessons.catalog import all_questions  # noqa: E402
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 from teachlab.percentiles import percentiles_ms  # noqa: E402
 from teachlab.workshop import rooms  # noqa: E402
 from teachlab.workshop.models import ClaimRound, Room  # noqa: E402
 
 SEQ = re.compile(r'data-seq="(\d+)"')
+GOALS = {300: "every client within 1 s in every phase (300 participants, PostgreSQL)"}
 # What each broadcast looks like in a frame: (marker name, substrings that must all appear).
 MARKERS = {
     "follow": ('id="ws-stage"', 'data-tier="solid"'),
@@ -240,7 +244,9 @@ async def main() -> None:
         default=0,
         help="seconds over which the votes and the predictions arrive (0: all at once)",
     )
+    out_option_add(ap)
     args = ap.parse_args()
+    measurement = Measurement(f"bench-workshop-{args.clients}", goal=GOALS.get(args.clients))
     if not args.url.startswith(("http://", "https://")):
         sys.exit("--url must be an http:// or https:// address")
 
@@ -526,6 +532,22 @@ async def main() -> None:
         f"every client within 1 s in every phase: {verdict} (slowest: {worst}, "
         f"{1000 * slowest[worst]:.0f} ms); database {connection.vendor}"
     )
+    figures = {
+        "within_1s": slowest[worst] <= 1.0,
+        "slowest_phase": worst,
+        "slowest_ms": _ms(slowest[worst]),
+        "server_rss_peak_mib": round(sampler.rss_peak / 2**20),
+        "detail": {
+            "database": connection.vendor,
+            "slowest_ms_by_phase": {phase: _ms(s) for phase, s in slowest.items()},
+        },
+    }
+    print(f"result: {measurement.save(figures, out=args.out)}")
+
+
+def _ms(seconds: float) -> float | None:
+    """Seconds as whole ms; None for a phase some client never got (inf)."""
+    return round(seconds * 1000) if seconds != float("inf") else None
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ Against a running stack (scripts/run, or TEACHLAB_REDIS_URL pointing at one with
 
     .venv/bin/python scripts/broker_cadence.py [--lane redis-short] [--seconds 8]
 
-Prints how many snapshots arrived and the gaps between them, in seconds.
+Prints how many snapshots arrived and the gaps between them, in seconds, and saves them as a JSON
+result in docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -40,16 +41,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lane", default="redis-short")
     parser.add_argument("--seconds", type=float, default=8.0)
-    args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from teachlab.measurements import Measurement, out_option_add
+
+    out_option_add(parser)
+    args = parser.parse_args()
+    measurement = Measurement(f"broker-cadence-{args.lane}")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
     import django
 
     django.setup()
     found = asyncio.run(gaps(args.lane, args.seconds))
-    print(f"snapshots: {len(found) + 1 if found else 0}; gaps (s): {found}")
+    snapshots = len(found) + 1 if found else 0
+    print(f"snapshots: {snapshots}; gaps (s): {found}")
+    figures = {"snapshots": snapshots, "largest_gap_s": None, "mean_gap_s": None}
     if found:
+        figures.update(largest_gap_s=max(found), mean_gap_s=round(sum(found) / len(found), 3))
         print(f"largest gap {max(found):.2f} s, mean {sum(found) / len(found):.2f} s")
+    print(f"result: {measurement.save(figures, out=args.out)}")
 
 
 if __name__ == "__main__":

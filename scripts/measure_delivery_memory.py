@@ -21,7 +21,6 @@ import os
 import platform
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,8 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 RESULTS = BASE_DIR / "docs" / "measurements" / "results"
+
+from teachlab.percentiles import percentile  # noqa: E402
 
 
 def _free_port() -> int:
@@ -192,9 +193,9 @@ def _machine() -> dict:
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "cpus": os.cpu_count(),
+        "cores": os.cpu_count(),
         "memory_bytes": psutil.virtual_memory().total,
-        "load_1min": round(os.getloadavg()[0], 2),
+        "load": round(os.getloadavg()[0], 2),
         "celery": celery.__version__,
         "kombu": kombu.__version__,
         "redis_py": redis.__version__,
@@ -237,7 +238,8 @@ def main() -> None:
         redis_proc.terminate()
         shutil.rmtree(workdir, ignore_errors=True)
     per = [r["bytes_per_held_delivery"] for r in runs]
-    result = {
+    result = {  # the keys of teachlab/measurements.py's result files, and more
+        "name": "delivery-memory",
         "what": "worker resident memory per held delivery (a countdown task the worker holds)",
         "command": " ".join(
             [".venv/bin/python", "scripts/measure_delivery_memory.py"] + sys.argv[1:]
@@ -251,7 +253,7 @@ def main() -> None:
         "countdown": args.countdown,
         "figures": {
             "bytes_per_held_delivery": per,
-            "median": round(statistics.median(per)),
+            "median": round(percentile(per, 0.5)),  # nearest rank: the middle of three
             "min": min(per),
             "max": max(per),
         },

@@ -6,6 +6,9 @@ plain socket from a single-threaded process, so what it sees is Redis's and the 
 alone, with no other thread of the same process in the way. Run it beside `lab fidelity`:
 
     .venv/bin/python scripts/redis_rtt.py --url redis://127.0.0.1:6391 --seconds 62
+
+It prints {"n", "p50", "p99", "max"} (milliseconds) and saves the same as a JSON result in
+docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 
@@ -48,9 +52,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="redis://127.0.0.1:6379")
     parser.add_argument("--seconds", type=float, default=60.0)
+    out_option_add(parser)
     args = parser.parse_args()
+    measurement = Measurement("redis-rtt")
     times = rtt_sample(url=args.url, seconds=args.seconds)
-    print(json.dumps({"n": len(times), **percentiles_ms(times)}))
+    found = {"n": len(times), **percentiles_ms(times)}
+    print(json.dumps(found))
+    figures = {"n": found.pop("n"), **{f"{k}_ms": v for k, v in found.items()}}
+    print(f"result: {measurement.save(figures, out=args.out)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

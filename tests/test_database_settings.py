@@ -72,7 +72,7 @@ def test_the_monitor_keeps_its_connection_without_breaking_the_pool():
     persistent connections") and no shared run got its outcome."""
     from tests import stack
 
-    if not stack.LIVE_DATABASE_URL:
+    if not stack.live_database_url():
         pytest.skip("the pool is PostgreSQL's; this run is on SQLite")
     code = (
         "import django; django.setup()\n"

@@ -258,7 +258,7 @@ def test_a_burst_of_requests_waits_for_the_bounded_pool_instead_of_opening_a_con
     """60 signed-in page loads at once against a process whose pool holds 3 connections: all
     answer 200, and the process never holds more than 3 connections to PostgreSQL. Without the
     pool each request in flight opens its own (the soak's "too many clients already")."""
-    if not stack.LIVE_DATABASE_URL:
+    if not stack.live_database_url():
         pytest.skip("the pool is PostgreSQL's; this run is on SQLite")
     from concurrent.futures import ThreadPoolExecutor
     from threading import Event, Thread

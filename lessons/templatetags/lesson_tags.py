@@ -46,3 +46,13 @@ def how_we_know(backed, checked: bool = False) -> dict:
         checked_against=checked_against,
         experiment_titles=titles,
     )
+
+
+@register.inclusion_tag("lessons/_terms_defined.html")
+def terms_defined(*texts) -> dict:
+    """`{% terms_defined label unit %}`: the glossary's one-line definition of every term the
+    texts use, for a form to put before the question that uses them ("how many receipts?")."""
+    from lessons.glossary import load_glossary
+    from lessons.term_marks import terms_in
+
+    return {"terms": terms_in(" ".join(str(t or "") for t in texts), load_glossary().terms)}

@@ -3,13 +3,13 @@ the lesson pages drop under each revealed tier."""
 
 from django import template
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from lessons.catalog import get_question
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from lessons.progress import rating_context
-from lessons.rendering import render_markdown
+from lessons.rendering import render_inline_markdown, render_markdown
 
 register = template.Library()
 
@@ -59,8 +59,5 @@ def days_from_today(day) -> str:
 @register.filter
 def inline_markdown(text: str) -> SafeString:
     """A one-line claim (with `code` and *emphasis*) as HTML that fits inside a sentence or a
-    <legend>: the paragraph lessons/rendering.py wraps it in is dropped."""
-    html = str(render_markdown(text or "")).strip()
-    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
-        html = html[3:-4]
-    return mark_safe(html)  # noqa: S308 - render_markdown has sanitised it with nh3
+    <legend>."""
+    return render_inline_markdown(text)

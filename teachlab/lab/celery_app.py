@@ -10,6 +10,7 @@ import os
 import sys
 
 from celery import Celery
+from django.conf import settings
 from kombu import Exchange, Queue
 
 from teachlab.lab.lanes import Lane, lane_get, worker_hostname
@@ -40,6 +41,10 @@ def _configure(app: Celery, lane: Lane) -> None:
         task_send_sent_event=False,
         worker_enable_remote_control=False,  # the lab's own registry (workers.py) lists them
     )
+    if lane.pool == "prefork" and settings.LAB_WORKER_MAX_MEMORY_MB > 0:
+        # replaces a pool child after a task leaves it past the ceiling (KiB); the parent,
+        # which holds waiting deliveries, has the heartbeat's check (workers.py)
+        app.conf.worker_max_memory_per_child = settings.LAB_WORKER_MAX_MEMORY_MB * 1_000_000 // 1024
     app.conf.update(lane.celery)
     if lane.prefetch_multiplier is not None:
         app.conf.worker_prefetch_multiplier = lane.prefetch_multiplier

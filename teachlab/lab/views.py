@@ -28,6 +28,8 @@ from teachlab.lab.reading import run_events, run_for_learner, run_summary
 from teachlab.lab.versions import versions_text
 from teachlab.lab.workers import (
     controls_allowed,
+    memory_restart_text,
+    memory_restarts,
     worker_crash,
     worker_restart,
     worker_shutdown,
@@ -50,11 +52,26 @@ def _owned_run(request: HttpRequest, run_id: str):
     return run
 
 
+MEMORY_NOTICE_SECONDS = 600  # how long the lab page says a lane's worker was restarted
+
+
+def _memory_notices(*, within: float) -> list[dict]:
+    """Workers restarted for memory lately, worded for the page; none when Redis is away
+    (the page says that elsewhere)."""
+    try:
+        found = memory_restarts(within=within)
+    except redis.RedisError:
+        return []
+    return [{**n, "text": memory_restart_text(n)} for n in found]
+
+
 def _lane_cards() -> list[dict]:
     cards = []
+    notices = _memory_notices(within=MEMORY_NOTICE_SECONDS)
     for lane in lanes(listed_only=True):
         status = lane_status(lane)
-        cards.append({"lane": lane, "status": status})
+        mine = [n for n in notices if n.get("lane") == lane.name]
+        cards.append({"lane": lane, "status": status, "memory_notice": mine[0] if mine else None})
     return cards
 
 
@@ -72,6 +89,7 @@ def _workers_context(request: HttpRequest) -> dict:
             context["workers"] = workers_list()
         except redis.RedisError as exc:  # the registry is in Redis; the page must still open
             context["worker_message"] = app_redis_down(exc)
+        context["memory_restarts"] = _memory_notices(within=MEMORY_NOTICE_SECONDS)
     return context
 
 

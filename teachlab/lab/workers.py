@@ -28,6 +28,12 @@ BEAT = 0.5  # seconds between heartbeats
 ALIVE_WITHIN = 2.5  # a record older than this is a worker that is gone
 FORGET_AFTER = 600  # records unseen this long are not listed any more
 ACTIONS = ("shutdown", "crash", "restart")
+# Workers restarted for memory, newest first (a notice each, kept after the process is gone).
+MEMORY_RESTARTS = "lab:memory-restarts"
+MEMORY_RESTARTS_KEPT = 50
+# Seconds a warm shutdown for memory may take (running bodies finish first) before the
+# worker is killed: the ceiling protects the machine, not one run's bodies.
+MEMORY_GRACE = 30.0
 
 
 def control_key(name: str) -> str:
@@ -37,6 +43,7 @@ def control_key(name: str) -> str:
 # --- in the worker ----------------------------------------------------------------------------
 
 _record: dict = {}
+_process: dict = {}  # "me": this worker's psutil.Process, for the memory check
 
 
 def _write(r, record: dict) -> None:
@@ -81,10 +88,88 @@ def _percentiles(wall, cpu) -> dict:
     return value
 
 
+def memory_over(*, rss: int, ceiling: int, holding: int) -> bool:
+    """Whether a worker should restart for memory: over the ceiling with deliveries in hand.
+    A restart hands those back and frees what they hold; one holding nothing would only
+    come back at the same size."""
+    return ceiling > 0 and holding > 0 and rss > ceiling
+
+
+def memory_ceiling() -> int:
+    """settings.LAB_WORKER_MAX_MEMORY_MB in bytes (0: no ceiling)."""
+    return max(0, settings.LAB_WORKER_MAX_MEMORY_MB) * 1_000_000
+
+
+def _memory_check(r, me) -> None:
+    """In the heartbeat: record the worker's resident memory and, past the ceiling, leave a
+    notice and shut down warmly so the supervisor starts a fresh process. This is the
+    ceiling for the threads pool, where worker_max_memory_per_child does nothing, and for a
+    prefork parent, which holds the waiting deliveries itself."""
+    from teachlab.lab import events
+
+    rss = me.memory_info().rss
+    _record["rss"] = rss
+    asked = _record.get("memory_restart_at")
+    if asked:
+        if time.time() - asked > MEMORY_GRACE:
+            log.warning("lab worker still over its memory ceiling after %ss: killing", MEMORY_GRACE)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return
+    ceiling, holding = memory_ceiling(), len(events.held) + len(events.running)
+    if not memory_over(rss=rss, ceiling=ceiling, holding=holding):
+        return
+    notice = {
+        "name": _record["name"],
+        "lane": _record.get("lane", ""),
+        "pid": _record.get("pid"),
+        "rss": rss,
+        "ceiling": ceiling,
+        "held": len(events.held),
+        "at": time.time(),
+    }
+    log.warning("lab worker over its memory ceiling, restarting: %s", notice)
+    r.lpush(MEMORY_RESTARTS, json.dumps(notice))
+    r.ltrim(MEMORY_RESTARTS, 0, MEMORY_RESTARTS_KEPT - 1)
+    _record["memory_restart_at"] = notice["at"]
+    heartbeat_mark(state="restarting")
+    os.kill(os.getpid(), signal.SIGTERM)  # Celery's warm shutdown hands the messages back
+
+
+def memory_restarts(*, within: float = FORGET_AFTER) -> list[dict]:
+    """Workers restarted for memory in the last `within` seconds, newest first."""
+    found, now = [], time.time()
+    for raw in app_redis().lrange(MEMORY_RESTARTS, 0, -1):
+        try:
+            notice = json.loads(raw)
+        except ValueError:
+            continue
+        if now - float(notice.get("at", 0)) <= within:
+            found.append(notice)
+    return found
+
+
+def memory_restart_text(notice: dict) -> str:
+    """One sentence for the lab page and the workers panel."""
+    from datetime import UTC, datetime
+
+    from teachlab.lab.costs import memory_text
+
+    at = datetime.fromtimestamp(float(notice.get("at", 0)), tz=UTC).strftime("%H:%M:%S UTC")
+    held = int(notice.get("held", 0))
+    return (
+        f"{notice.get('name', 'A worker')} was restarted for memory at {at}: it used "
+        f"{memory_text(int(notice.get('rss', 0)))}, over its ceiling of "
+        f"{memory_text(int(notice.get('ceiling', 0)))}, holding {held:,} "
+        f"{'delivery' if held == 1 else 'deliveries'}, which went back to the queue for the "
+        "lane's workers."
+    )
+
+
 def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
     import psutil
 
     me = psutil.Process()
+    _process["me"] = me
     _record.update(
         name=name,
         lane=lane,
@@ -117,6 +202,8 @@ def _beat() -> None:
     # in a crash when its grace period runs out (worker_stop).
     while _record.get("state") in {"running", "stopping", "restarting"}:
         try:
+            if "me" in _process:
+                _memory_check(r, _process["me"])
             _write(r, _record)
             got = r.blpop([control_key(_record["name"])], timeout=BEAT)
         except Exception:
@@ -206,11 +293,20 @@ def workers_list() -> list[dict]:
                 "started_at": record.get("started_at"),
                 "seen_at": record.get("seen_at"),
                 "handler_ms": record.get("handler_ms") or {},
+                "rss": int(record.get("rss", 0)) if alive else 0,
+                "memory": _memory_words(record) if alive else "",
                 "versions": record.get("versions") or {},
             }
         )
     found.sort(key=lambda w: (order.get(w["lane"], 99), w["name"]))
     return found
+
+
+def _memory_words(record: dict) -> str:
+    from teachlab.lab.costs import memory_text
+
+    rss, ceiling = int(record.get("rss", 0)), memory_ceiling()
+    return memory_text(rss) + (f" of {memory_text(ceiling)}" if ceiling else "")
 
 
 def controls_allowed(user=None) -> bool:

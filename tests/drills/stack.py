@@ -233,10 +233,10 @@ def tail(path: Path, lines: int = 15) -> str:
 
 def live_rows(sql: str, params: tuple = ()) -> list[tuple]:
     """Rows from the session's live database: SQLite file, or PostgreSQL under DATABASE_URL."""
-    if stack.LIVE_DATABASE_URL:
+    if stack.live_database_url():
         import psycopg
 
-        with psycopg.connect(stack.LIVE_DATABASE_URL, connect_timeout=10) as conn:
+        with psycopg.connect(stack.live_database_url(), connect_timeout=10) as conn:
             return conn.execute(sql.replace("?", "%s"), params).fetchall()
     with contextlib.closing(sqlite3.connect(os.environ["TEACHLAB_DB_PATH"], timeout=30)) as conn:
         return conn.execute(sql, params).fetchall()

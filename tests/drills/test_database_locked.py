@@ -25,10 +25,10 @@ pytestmark = [pytest.mark.broker, pytest.mark.slow]
 @contextlib.contextmanager
 def database_locked():
     """Another connection holding the lock a backup, a migration or a stuck script would."""
-    if stack.LIVE_DATABASE_URL:
+    if stack.live_database_url():
         import psycopg
 
-        with psycopg.connect(stack.LIVE_DATABASE_URL, connect_timeout=10) as conn:
+        with psycopg.connect(stack.live_database_url(), connect_timeout=10) as conn:
             conn.execute("LOCK TABLE lessons_reviewitem IN ACCESS EXCLUSIVE MODE")
             yield
             conn.rollback()

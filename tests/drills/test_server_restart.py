@@ -189,7 +189,7 @@ def test_the_server_restarted_under_50_watchers_a_vote_and_a_quiz_loses_and_doub
             errors = {w.error for w in watchers if w.connects < 2}
             from tests import stack as _stack
 
-            if _stack.LIVE_DATABASE_URL:
+            if _stack.live_database_url():
                 errors.add(str(live_rows(
                     "SELECT pid, state, wait_event_type, wait_event, left(query, 90), "
                     "now() - xact_start FROM pg_stat_activity WHERE datname = current_database()"

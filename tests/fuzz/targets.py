@@ -388,6 +388,9 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "lessons:review": const("/review/"),
     "lessons:progress": const("/progress/"),
     "lab:workers": const("/lab/workers/"),
+    "lab:estimate": path(
+        "/lab/estimate/?{}", qs(LAB_FIELDS, lane=["redis-short", "rabbit-quorum"])
+    ),
     "lab:history": const("/lab/runs/"),
     "lab:run": path("/lab/runs/{}/", ids("run", "run_other")),
     "lab:experiments:list": const("/lab/experiments/"),

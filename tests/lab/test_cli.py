@@ -73,14 +73,19 @@ def test_lab_run_with_several_tasks_spaces_their_countdowns(lab_stack):
         assert row["due_t"] - 0.05 <= row["started_t"][0] <= row["due_t"] + 1.5, rows
 
 
-def test_lab_fidelity_counts_the_same_batch_on_the_lab_and_on_plain_celery(lab_stack):
+def test_lab_fidelity_counts_the_same_batch_on_the_lab_and_on_plain_celery(lab_stack, tmp_path):
     """The interface the fidelity goal is measured with: both sides run the whole batch, waits
-    past one timeout give copies on both, and the ratio is lab over control."""
+    past one timeout give copies on both, and the ratio is lab over control. Its result files
+    (one per goal) go where --out says."""
     proc = lab_stack.lab(
         "fidelity", "--count", "10", "--countdown", "8", "--spacing", "0.4", "--json",
-        timeout=240,
+        "--out", str(tmp_path), timeout=240,
     )  # fmt: skip
     result = json.loads(proc.stdout)
+    (saved,) = tmp_path.glob("lab-fidelity-*.json")
+    assert json.loads(saved.read_text())["figures"]["ratio"] == result["ratio"]
+    (handlers,) = tmp_path.glob("handler-overhead-*.json")
+    assert json.loads(handlers.read_text())["figures"]["detail"]["workers"] == 2
     assert set(result) >= {"lab", "control", "ratio", "handler_ms"}
     for side in ("lab", "control"):
         assert set(result[side]) == {"tasks", "executions", "amplification"}

@@ -8,6 +8,7 @@ import yaml
 from django.core.management.base import BaseCommand
 
 from lessons.claim_versions import documented_for, measured_on
+from lessons.glossary import check_glossary, glossary_path
 from lessons.loader import check_files, display_path, lesson_files
 from lessons.rendering import count_words
 from lessons.schema import TIERS
@@ -77,7 +78,7 @@ def _row(question, kind: str, ident: str, text: str, item) -> dict:
 class Command(BaseCommand):
     # Content checks must run even while some other app's code is mid-change.
     requires_system_checks: list = []
-    help = "Check lesson files (all of them, or the ones named) and print each problem."
+    help = "Check lesson files (all of them and the glossary, or the ones named) and print each problem."
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="*", help="lesson files (default: all of them)")
@@ -94,6 +95,9 @@ class Command(BaseCommand):
         paths = [Path(f) for f in options["files"]] or lesson_files()
         # Sources too: every `shows:` is read in the installed packages (lessons/evidence_check.py).
         checked = check_files(paths, sources=True)
+        if not options["files"] and glossary_path().exists():  # the whole content: its glossary too
+            slugs = {q.slug for q in checked.questions}
+            checked.problems.extend(check_glossary(glossary_path(), slugs).problems)
         for problem in checked.problems:
             (self.stderr if options["json"] else self.stdout).write(str(problem))
         if options["evidence"]:

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from teachlab.lab.errors import LabError
 from teachlab.lab.params import PARAMS
+from teachlab.measurements import Measurement, out_option_add
 
 CLI_LEARNER_KEY = "cli"
 
@@ -56,6 +57,7 @@ class Command(BaseCommand):
         fidelity.add_argument("--spacing", type=float, default=0.04, help="seconds between tasks")
         fidelity.add_argument("--countdown", type=float, default=0, help="task 0's countdown")
         fidelity.add_argument("--json", action="store_true", help="print the result as JSON")
+        out_option_add(fidelity)  # the JSON result files: docs/measurements/results/
         from teachlab.lab.experiments.cli import parser_add
 
         parser_add(sub)  # `lab experiment NAME|--all`: lab/experiments/cli.py
@@ -230,8 +232,14 @@ class Command(BaseCommand):
         monitor_loop(interval=options["interval"])
 
     def handle_fidelity(self, options):
-        from teachlab.lab.fidelity import fidelity_measure
+        from teachlab.lab.fidelity import (
+            FIDELITY_GOAL,
+            HANDLER_GOAL,
+            fidelity_measure,
+            fidelity_results,
+        )
 
+        measurement = Measurement("lab-fidelity", goal=FIDELITY_GOAL)
         result = fidelity_measure(
             count=options["count"],
             countdown=options["countdown"],
@@ -239,6 +247,10 @@ class Command(BaseCommand):
             learner=_learner("cli-fidelity"),
             progress=sys.stderr,
         )
+        goals = {"lab-fidelity": FIDELITY_GOAL, "handler-overhead": HANDLER_GOAL}
+        for name, figures in fidelity_results(result).items():
+            saved = measurement.save(figures, out=options["out"], name=name, goal=goals[name])
+            sys.stderr.write(f"result: {saved}\n")
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
