@@ -4,7 +4,7 @@ Loaded as a pytest plugin (`-p tests.stack` in pyproject) so the environment is 
 pytest-django imports settings: tests never touch the Redis databases of a running dev stack.
 Loading starts nothing: the settings get addresses, and the services behind them start when
 a test first needs them (docs/testing.md, "The fast loop"): the private Redis at the first test
-(the `test_redis` fixture), the live database at the first subprocess that uses it, the
+(the `session_redis` fixture), the live database at the first subprocess that uses it, the
 collected static files at the first page rendered or server started.
 
 Two databases, on either backend: in-process tests use pytest-django's test database (rolled
@@ -165,7 +165,7 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def test_redis():
+def session_redis():
     """The private Redis, started at the first test. Every test gets it: in-process code may
     reach it anywhere (rate limits, the channel layer, the lab's keys) and it starts in a tenth
     of a second, so tests that need Redis and nothing else stay in the fast loop."""
