@@ -14,20 +14,22 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from lessons.claim_versions import known_experiments, version_line, version_range_spoken
 from lessons.evidence import PRODUCTS, Evidence, facts_file
 
-_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|~=|>|<)?\s*(\S+?)\s*$")
-_WORDS = {
-    ">=": "{} or later",
-    ">": "later than {}",
-    "<=": "up to {}",
-    "<": "before {}",
-    "==": "{}",
-    "!=": "not {}",
-    "~=": "compatible with {}",
-    None: "{}",
-}
 _HEADLINE_MAX = 140
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """A check an experiment reference cites: the sentence it proves, and what the last run
+    of that experiment on this server saw (`seen`, a phrase), with `passed` None when it has
+    not run here."""
+
+    id: str
+    says: str
+    seen: str
+    passed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,33 @@ class EvidenceRow:
     note: str = ""
     href: str | None = None
     external: bool = False
+    checks: tuple[CheckRow, ...] = ()  # experiment: the cited checks
+
+
+NOT_RUN = "not run yet on this server"
+
+
+def check_rows(evidence: Evidence, *, says: dict[str, str], last_run) -> tuple[CheckRow, ...]:
+    """The cited checks of an experiment reference, each with the value its last run observed
+    (`last_run`, a lessons.last_runs.LastRun, None when it has not run on this server)."""
+    rows = []
+    for ident in evidence.checks:
+        sentence = says.get(ident) or ident
+        if last_run is None:
+            rows.append(CheckRow(ident, sentence, NOT_RUN))
+            continue
+        when = f"{last_run.finished_at:%Y-%m-%d}" if last_run.finished_at else "undated"
+        seen = last_run.checks.get(ident)
+        if seen is None:
+            rows.append(CheckRow(ident, sentence, f"the last run ({when}) has no result for it"))
+            continue
+        verdict = "" if seen.passed else "; the check failed"
+        rows.append(
+            CheckRow(
+                ident, sentence, f"last run ({when}) observed {seen.observed}{verdict}", seen.passed
+            )
+        )
+    return tuple(rows)
 
 
 def href_safe(url: str | None) -> str | None:
@@ -57,17 +86,6 @@ def href_safe(url: str | None) -> str | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
     return parts.geturl()
-
-
-def version_range_spoken(spec: str) -> str:
-    """ ">=3.11.15,<4.3" as "3.11.15 or later and before 4.3"; ">=4.0,<=4.3" as "4.0 to 4.3"."""
-    clauses = [_CLAUSE.match(part) for part in str(spec).split(",")]
-    if not all(clauses):
-        return str(spec)
-    pairs = [(m.group(1), m.group(2)) for m in clauses]
-    if len(pairs) == 2 and pairs[0][0] == ">=" and pairs[1][0] == "<=":
-        return f"{pairs[0][1]} to {pairs[1][1]}"
-    return " and ".join(_WORDS[op].format(version) for op, version in pairs)
 
 
 def product_name(key: str) -> str:
@@ -111,20 +129,33 @@ def _fact_headlines(path: str, stamp: int) -> dict[int, str]:
     return found
 
 
-def evidence_row(evidence: Evidence, *, experiment_titles: dict[str, str] | None) -> EvidenceRow:
+def evidence_row(
+    evidence: Evidence,
+    *,
+    experiment_titles: dict[str, str] | None,
+    last_runs: dict | None = None,
+) -> EvidenceRow:
     """One piece of evidence as a row. `experiment_titles` is the lab's catalog (slug -> title);
-    None when it cannot be read, then every experiment still links and the lab explains itself."""
+    None when it cannot be read, then every experiment still links and the lab explains itself.
+    `last_runs` (slug -> lessons.last_runs.LastRun) gives an experiment's cited checks what
+    they last observed; None leaves the checks out."""
     detail = dict(evidence.detail)
     if evidence.kind == "experiment":
         slug = evidence.experiment or detail.get("experiment", "")
         title = (experiment_titles or {}).get(slug)
         linked = experiment_titles is None or title is not None
+        checks = ()
+        if last_runs is not None:
+            known = known_experiments().get(slug)
+            says = known.says if known else {}
+            checks = check_rows(evidence, says=says, last_run=last_runs.get(slug))
         return EvidenceRow(
             "experiment",
             "Lab experiment",
             title=title or slug.replace("-", " ").capitalize(),
             href=evidence.href if linked else None,
             note="" if linked else "not in the lab yet",
+            checks=checks,
         )
     if evidence.kind == "measured":
         item = detail.get("item", "")
@@ -165,10 +196,17 @@ def how_we_know(
     versions=(),
     checked_against: dict[str, str] | None = None,
     experiment_titles: dict[str, str] | None = None,
+    last_runs: dict | None = None,
 ) -> dict:
-    """What the "How we know" partial needs for one claim or key point."""
+    """What the "How we know" partial needs for one claim or key point: with `last_runs`
+    (slug -> LastRun), also the line saying which versions it was measured or documented on,
+    and what each cited check last observed."""
     return {
-        "rows": [evidence_row(e, experiment_titles=experiment_titles) for e in evidence],
+        "rows": [
+            evidence_row(e, experiment_titles=experiment_titles, last_runs=last_runs)
+            for e in evidence
+        ],
+        "version_line": version_line(evidence, last_runs) if last_runs is not None else "",
         "holds_for": versions_shown(versions),
         "checked_against": checked_against_shown(checked_against or {}),
     }

@@ -26,12 +26,23 @@ class ExperimentChecks:
     says: dict[str, str]  # check id -> the sentence it proves
     ambiguous: frozenset[str] = frozenset()  # ids (a `what` without `id`) naming two checks
     brokers: frozenset[str] = field(default_factory=frozenset)  # product keys of its lanes
+    order: tuple[str, ...] = ()  # every check's id in file order, as an attempt lists results
+
+
+def _usable(checks: list) -> list[dict]:
+    return [c for c in checks if isinstance(c, dict) and c.get("what")]
+
+
+def check_order(checks: list) -> tuple[str, ...]:
+    """Each check's id (its `id`, else its `what`) in file order: the order in which an
+    attempt lists its results, so a result without an `id` can still be matched."""
+    return tuple(str(c.get("id") or c["what"]) for c in _usable(checks))
 
 
 def check_ids(checks: list) -> tuple[dict[str, str], frozenset[str]]:
     """{id: says} for a list of check mappings, and the ids that name more than one check."""
-    usable = [c for c in checks if isinstance(c, dict) and c.get("what")]
-    ids = [str(c.get("id") or c["what"]) for c in usable]
+    usable = _usable(checks)
+    ids = list(check_order(checks))
     counts = Counter(ids)
     says: dict[str, str] = {}
     for check, ident in zip(usable, ids, strict=True):
@@ -79,6 +90,7 @@ def experiment_checks(directory: Path) -> dict[str, ExperimentChecks]:
             says=says,
             ambiguous=ambiguous,
             brokers=frozenset(b for b in brokers if b),
+            order=check_order(checks),
         )
     return found
 

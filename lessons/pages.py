@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from lessons.evidence_display import checked_against_shown
+from lessons.last_runs import cited_last_runs
 from lessons.lesson import CodeSample, Question
 from lessons.rendering import highlight_code, render_inline_markdown, render_markdown
 from lessons.schema import LEVELS, TIER_SECONDS, TIERS
@@ -138,6 +139,7 @@ def question_context(question: Question, *, revealed_upto: str | None) -> dict:
             {"point": point, "html": marked[f"key-point-{i}"]}
             for i, point in enumerate(question.key_points)
         ],
+        "lab_last_runs": cited_last_runs(question.key_points),
         "checked_against": checked_against_shown(question.checked_against),
         "go_deeper": [{"level": level, "html": marked[f"go-deeper-{level}"]} for level in LEVELS],
         "followups": [

@@ -23,7 +23,8 @@ from lessons.rendering import render_inline_markdown
 
 _TAG = re.compile(r"(<[^>]+>)")
 _TAG_NAME = re.compile(r"</?([a-zA-Z0-9]+)")
-_SKIP = {"a", "pre", "button", "h3", "h4", "h5", "h6", "summary", "kbd", "script", "style"}
+# Never marked inside: a `code` span is marked whole (below) or not at all.
+_SKIP = {"a", "code", "pre", "button", "h3", "h4", "h5", "h6", "summary", "kbd", "script", "style"}
 
 
 def _word_pattern(terms: Iterable[Term]) -> re.Pattern | None:

@@ -7,6 +7,7 @@ from django import template
 from lessons import pages
 from lessons.catalog import get_question
 from lessons.evidence_display import how_we_know as how_we_know_context
+from lessons.last_runs import LastRuns, cited_last_runs, experiments_cited
 from lessons.rendering import highlight_code, render_markdown
 
 register = template.Library()
@@ -28,13 +29,18 @@ def spoken(value: str) -> str:
     return str(value or "").replace("-", " ")
 
 
-@register.inclusion_tag("lessons/_how_we_know.html")
-def how_we_know(backed, checked: bool = False) -> dict:
+@register.inclusion_tag("lessons/_how_we_know.html", takes_context=True)
+def how_we_know(context, backed, checked: bool = False) -> dict:
     """`{% how_we_know point %}` or `{% how_we_know claim checked=True %}`: the versions a
-    claim or key point holds for and a "How we know" disclosure listing its evidence. With
-    `checked`, a claim's disclosure also names the versions its lesson was checked against
-    (the question page shows those once, in its header)."""
+    claim or key point was measured or documented on, the versions it holds for and a "How we
+    know" disclosure listing its evidence, each cited check with what its experiment last
+    observed here. With `checked`, a claim's disclosure also names the versions its lesson was
+    checked against (the question page shows those once, in its header). A page that shows
+    many sets `lab_last_runs` (lessons.last_runs.cited_last_runs) so they are read at once."""
     evidence = tuple(getattr(backed, "evidence", ()) or ())
+    runs = context.get("lab_last_runs")
+    if not isinstance(runs, LastRuns) or not experiments_cited([backed]) <= runs.asked:
+        runs = cited_last_runs([backed])
     checked_against = None
     if checked:
         question = get_question(getattr(backed, "question_slug", ""))
@@ -45,6 +51,7 @@ def how_we_know(backed, checked: bool = False) -> dict:
         versions=getattr(backed, "versions", ()) or (),
         checked_against=checked_against,
         experiment_titles=titles,
+        last_runs=runs,
     )
 
 

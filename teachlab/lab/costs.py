@@ -147,6 +147,11 @@ def run_params_stored(params: dict) -> RunParams:
     return RunParams(**{k: v for k, v in (params or {}).items() if k in known})
 
 
+def run_estimate(run, lane: Lane) -> RunCost:
+    """What the cost model said of a stored run when it was fired (the run page, `lab run`)."""
+    return run_cost(run_params_stored(run.params), lane, now=run.fired_at or time.time())
+
+
 def held_from(p: RunParams, lane: Lane, *, fired_at: float, now: float) -> int:
     """Copies a run fired at `fired_at` will still hold at its worst moment from `now` on:
     what a live run keeps taking from its lane."""

@@ -16,7 +16,7 @@ from lessons.learners import learner_for_request
 from teachlab import ratelimits
 from teachlab.identity import payer_of
 from teachlab.lab import export, history, replay
-from teachlab.lab.costs import run_cost, run_params_stored
+from teachlab.lab.costs import run_cost, run_estimate
 from teachlab.lab.errors import LabError, LabLimitError
 from teachlab.lab.explain import COUNTERS, celery_code
 from teachlab.lab.firing import run_fire
@@ -230,9 +230,7 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
     context = {
         "run": run,
         # what the cost model said when it was fired (the same figures the form showed)
-        "estimate": run_cost(run_params_stored(run.params), lane, now=run.fired_at)
-        if lane and run.fired_at
-        else None,
+        "estimate": run_estimate(run, lane) if lane and run.fired_at else None,
         "live": live,
         "replay": not live,
         "picture": picture,

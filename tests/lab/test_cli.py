@@ -31,6 +31,7 @@ def test_lab_run_prints_each_receipt_then_the_summary(lab_stack):
     ).stdout
     lines = out.splitlines()
     assert lines[0].startswith("run ") and "on redis-short: 1 task(s) published" in lines[0]
+    assert lines[0].endswith("estimated about 1 delivery, 12 KB of worker memory, 1 s")
     receipts = [line for line in lines if line.split()[1:2] == ["received"]]
     assert len(receipts) == 1 and "copy 1" in receipts[0] and "redis-short-" in receipts[0]
     assert "done: tasks 1, receipts 1, executions 1, suppressed 0, duplicates 0" in out

@@ -176,6 +176,9 @@ def test_a_question_page_marks_only_the_first_use_of_each_term(client, fixture_s
     key_points = html[html.index('id="key-points-heading"') :]
     assert "visibility timeout passes" in key_points and "term-visibility-timeout" not in key_points
     assert html.count('popovertarget="term-countdown"') == 1
+    # The prompt's `apply_async(countdown=3600)` is code: the word inside it is not marked.
+    prompt = html[html.index('id="prompt-heading"') : html.index('id="answers-heading"')]
+    assert "<code>apply_async(countdown=3600)</code>" in prompt
     assert html.count('class="term"') == 2
 
     # A tier opened through htmx carries the same single mark.
@@ -221,6 +224,7 @@ def test_a_marked_term_opens_its_definition_in_place_by_tap_or_click(
     from playwright.sync_api import expect
 
     from tests.conftest import ARTIFACTS
+    from tests.lessons.test_accessibility import serious_violations
     from tests.lessons.test_course_browser import SCREENS
 
     context = browser.new_context(**SCREENS[screen])
@@ -242,6 +246,7 @@ def test_a_marked_term_opens_its_definition_in_place_by_tap_or_click(
         assert box["x"] >= 0 and box["x"] + box["width"] <= SCREENS[screen]["viewport"]["width"]
         if screen == "laptop":  # placed just under its button
             assert 0 <= box["y"] - (under["y"] + under["height"]) < 20
+        assert serious_violations(page) == [], "question page, a definition open"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"glossary-term-{screen}.png"))
         page.keyboard.press("Escape")
@@ -251,8 +256,13 @@ def test_a_marked_term_opens_its_definition_in_place_by_tap_or_click(
         defined = page.locator(".field-prediction").locator("xpath=preceding-sibling::dl[1]")
         expect(defined).to_contain_text("receipt")
         expect(defined).to_be_visible()
+        defined.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"glossary-lab-form-{screen}.png"))
         page.goto(f"{live_server_url}/glossary/#restore-sweep")
         expect(page.locator("#restore-sweep")).to_be_in_viewport()
+        assert serious_violations(page) == [], "glossary page"
+        page.screenshot(path=str(ARTIFACTS / f"glossary-page-{screen}.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
     finally:
         context.close()
     assert errors == []

@@ -71,7 +71,9 @@ class Command(BaseCommand):
     # --- run -------------------------------------------------------------------------------
 
     def handle_run(self, options):
+        from teachlab.lab.costs import run_estimate
         from teachlab.lab.firing import run_fire
+        from teachlab.lab.lanes import lane_get
         from teachlab.lab.reading import run_summary
 
         params = {name: options[name] for name in PARAMS}
@@ -83,7 +85,11 @@ class Command(BaseCommand):
             label=options["label"],
         )
         out = sys.stderr if options["json"] else self.stdout
-        out.write(f"run {run.id} on {run.lane}: {len(run.task_ids)} task(s) published\n")
+        estimate = run_estimate(run, lane_get(run.lane)).text
+        out.write(
+            f"run {run.id} on {run.lane}: {len(run.task_ids)} task(s) published; "
+            f"estimated {estimate}\n"
+        )
         stop_at = time.time() + (options["timeout"] or max(5.0, run.deadline - time.time()))
         finished = self._follow(
             run, emit=self._printer(out), receipts_only=options["json"], stop_at=stop_at
