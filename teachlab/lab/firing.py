@@ -61,21 +61,23 @@ def run_fire(
     now = time.time()
     p = params if isinstance(params, RunParams) else params_parse(params, now=now)
     prediction = prediction_parse(prediction)
+    if p.die and lane.pool != "prefork":
+        raise LabInputError(
+            f"die kills the pool child running the body; {lane.name} runs the {lane.pool} "
+            "pool, where that would be the whole worker. Use a prefork lane."
+        )
     if check_limits:
         params_limits_check(p, now=now)
         cost = run_cost(p, lane, now=now)
         limits.run_cost_check(cost)
         limits.lane_load_check(cost, lane, now=now)
         limits.active_runs_check(active_runs=_active_runs(learner))
-        limits.rate_limit_take(learner=learner, deliveries=cost.deliveries)
-    if p.die and lane.pool != "prefork":
-        raise LabInputError(
-            f"die kills the pool child running the body; {lane.name} runs the {lane.pool} "
-            "pool, where that would be the whole worker. Use a prefork lane."
-        )
     status = lane_status(lane, fresh=True)
     if not status.available:
         raise LaneUnavailable(f"{status.reason}. To get it: {status.how_to_get}.")
+    if check_limits:
+        # last: a run refused for anything else spends none of the learner's budgets
+        limits.rate_limit_take(learner=learner, deliveries=cost.deliveries)
 
     run = Run.objects.create(
         learner=learner,

@@ -9,7 +9,7 @@ import redis
 
 from lessons.models import Learner
 from teachlab.lab.costs import BYTES_PER_HELD_DELIVERY, copies, run_cost
-from teachlab.lab.errors import LabLimitError
+from teachlab.lab.errors import LabError, LabLimitError
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
@@ -193,3 +193,27 @@ def test_a_finished_run_no_longer_takes_room_on_the_lane(settings):
         status=Run.Status.DONE,
     )
     run_fire(learner=Learner.objects.create(), lane="redis-short", params={"countdown": 25})
+
+
+@pytest.mark.parametrize(
+    ("lane", "params", "says"),
+    [
+        ("redis-short", {"die": 1, "countdown": 25}, "Use a prefork lane"),
+        ("rabbit-quorum", {"countdown": 25}, "does not answer"),
+    ],
+)
+def test_a_run_refused_for_another_reason_spends_none_of_the_hourly_budget(
+    settings, lane, params, says
+):
+    from teachlab import ratelimits
+    from teachlab.lab.lanes import _status_cache
+    from teachlab.lab.limits import DELIVERY_UNIT
+
+    settings.LAB_DELIVERIES_PER_HOUR = 100
+    settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"  # no broker there
+    _status_cache.clear()
+    learner = Learner.objects.create()
+    with pytest.raises(LabError, match=says):
+        run_fire(learner=learner, lane=lane, params=params)
+    hourly = ratelimits.Budget("lab-deliveries", 100 // DELIVERY_UNIT, 3600)
+    assert ratelimits.remaining(hourly, learner.key) == 100 // DELIVERY_UNIT
