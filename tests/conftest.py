@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack import BASE_DIR, LiveServer, missing
+from tests.stack import BASE_DIR, missing
+from tests.support.servers import LiveServer
 
 CHROMIUM = os.environ.get("TEACHLAB_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = BASE_DIR / "test-artifacts"

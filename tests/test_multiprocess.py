@@ -10,17 +10,11 @@ client library.
 
 from __future__ import annotations
 
-import http.cookiejar
-import os
 import re
-import signal
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
+import httpx
 import psutil
 import pytest
 from django.utils.html import escape
@@ -28,26 +22,25 @@ from websockets.sync.client import connect
 
 from tests import stack
 from tests.lab.workerpool import redis_short_workers
-from tests.stack import BASE_DIR, STATE, free_port, manage
-from tests.stack import test_env as stack_env
+from tests.stack import BASE_DIR, STATE, manage
+from tests.support.http import Visitor
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
 
 PASSWORD = "two-servers-pass-123"
 
 
-class Served:
+class Served(ServerProcess):
     """One `scripts/serve` process (gunicorn, one uvicorn worker) on a port of its own."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = STATE / f"serve-{name}.log"
-        self.proc: subprocess.Popen | None = None
+        serve = [str(BASE_DIR / "scripts" / "serve")]
+        super().__init__(serve, {}, STATE / f"serve-{name}.log", ready_path="/accounts/login/")
 
     def start(self, **extra: str) -> Served:
-        env = stack_env(
+        self.env = dict(
             TEACHLAB_HOST="127.0.0.1",
             TEACHLAB_PORT=str(self.port),
             TEACHLAB_WEB_WORKERS="1",
@@ -57,36 +50,13 @@ class Served:
             TEACHLAB_STATIC_ROOT=str(STATE / f"static-{self.name}"),
             **extra,
         )
-        self.proc = subprocess.Popen(
-            [str(BASE_DIR / "scripts" / "serve")],
-            cwd=BASE_DIR,
-            env=env,
-            stdout=self.log.open("wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        return self
+        return super().start(wait=False)
 
     def wait_ready(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(f"{self.url}/accounts/login/", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.3)
-        pytest.fail(f"scripts/serve ({self.name}) did not answer:\n{self.log.read_text()[-3000:]}")
+        super().wait_ready(timeout)
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
+    def stop(self, timeout: float = 20) -> None:
+        super().stop(timeout)
 
     def ws(self, path: str, cookie: str):
         """A WebSocket to this server, sent from a page of this server (origin-checked)."""
@@ -97,41 +67,10 @@ class Served:
         )
 
 
-class Visitor:
-    """A browser's cookie jar and forms, without the browser: cookies for 127.0.0.1 are sent
-    to either port, as a browser sends them to one site behind a proxy."""
-
-    def __init__(self) -> None:
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def cookie(self, name: str) -> str:
-        for c in self.jar:
-            if c.name == name:
-                return c.value
-        raise AssertionError(f"no {name} cookie; have {[c.name for c in self.jar]}")
-
-    def get(self, url: str) -> tuple[str, str]:
-        with self.opener.open(url, timeout=20) as response:
-            return response.geturl(), response.read().decode()
-
-    def post_form(self, page_url: str, action_url: str, fields: dict[str, str]):
-        """Load the page (for its CSRF token), then post the form as the page would."""
-        _, html = self.get(page_url)
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
-        assert token, f"no CSRF token on {page_url}"
-        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1), **fields}).encode()
-        origin = re.match(r"https?://[^/]+", page_url).group(0)
-        request = urllib.request.Request(
-            action_url, data=data, headers={"Origin": origin, "Referer": page_url}
-        )
-        with self.opener.open(request, timeout=30) as response:
-            return response.geturl(), response.read().decode()
-
-    def sign_in(self, server: Served, username: str) -> None:
-        login = f"{server.url}/accounts/login/"
-        url, _ = self.post_form(login, login, {"username": username, "password": PASSWORD})
-        assert "/accounts/login/" not in url, f"{username} could not sign in on {server.name}"
+def sign_in(visitor: Visitor, server: Served, username: str) -> None:
+    login = f"{server.url}/accounts/login/"
+    url, _, _ = visitor.post(login, login, {"username": username, "password": PASSWORD}, check=True)
+    assert "/accounts/login/" not in url, f"{username} could not sign in on {server.name}"
 
 
 def receive_until(ws, needle: str, timeout: float = 30) -> str:
@@ -171,13 +110,10 @@ def servers():
 def test_a_session_made_on_one_server_is_valid_on_the_other(servers):
     a, b = servers
     visitor = Visitor()
-    visitor.sign_in(a, "multi-learner")
+    sign_in(visitor, a, "multi-learner")
 
-    other = urllib.request.Request(
-        f"{b.url}/progress/", headers={"Cookie": f"sessionid={visitor.cookie('sessionid')}"}
-    )
-    with urllib.request.urlopen(other, timeout=20) as response:
-        page = response.read().decode()
+    session = {"Cookie": f"sessionid={visitor.cookie('sessionid')}"}
+    page = httpx.get(f"{b.url}/progress/", headers=session, timeout=20, follow_redirects=True).text
     assert "Saved to your account, multi-learner" in page
 
 
@@ -187,23 +123,23 @@ def test_a_participant_on_one_server_sees_the_presenters_action_on_the_other(ser
     a, b = servers
     question = next(q for q in all_questions() if q.claims)
     presenter = Visitor()
-    presenter.sign_in(a, "multi-staff")
-    present_url, _ = presenter.post_form(
-        f"{a.url}/workshop/", f"{a.url}/workshop/rooms/new/", {"title": "Two servers"}
+    sign_in(presenter, a, "multi-staff")
+    present_url, _, _ = presenter.post(
+        f"{a.url}/workshop/", f"{a.url}/workshop/rooms/new/", {"title": "Two servers"}, check=True
     )
     code = re.search(r"/workshop/r/([A-Z0-9]+)/present/", present_url).group(1)
 
     participant = Visitor()
-    participant.post_form(
-        f"{b.url}/workshop/join/", f"{b.url}/workshop/join/", {"code": code, "nickname": "Ana"}
-    )
+    join = f"{b.url}/workshop/join/"
+    participant.post(join, join, {"code": code, "nickname": "Ana"}, check=True)
     seat = f"tl_seat_{code}={participant.cookie(f'tl_seat_{code}')}"
     with b.ws(f"/ws/workshop/{code}/", seat) as ws:
         ws.recv(timeout=10)  # the room as it is
-        presenter.post_form(
+        presenter.post(
             present_url,
             f"{a.url}/workshop/r/{code}/drive/",
             {"question": question.slug, "tier": "solid"},
+            check=True,
         )
         frame = receive_until(ws, 'id="ws-stage"')
     assert 'data-tier="solid"' in frame
@@ -217,11 +153,12 @@ def test_a_lab_run_fired_through_one_server_streams_to_a_watcher_on_the_other(se
         workers.start(timeout=90)
     try:
         learner = Visitor()
-        learner.sign_in(a, "multi-learner")
-        run_url, _ = learner.post_form(
+        sign_in(learner, a, "multi-learner")
+        run_url, _, _ = learner.post(
             f"{a.url}/lab/",
             f"{a.url}/lab/",
             {"lane": "redis-short", "countdown": "3", "count": "1", "duration": "0"},
+            check=True,
         )
         run_id = re.search(r"/lab/runs/([A-Za-z0-9_-]+)/$", run_url)
         assert run_id, f"the run was not fired: landed on {run_url}"
@@ -267,7 +204,7 @@ def test_a_burst_of_requests_waits_for_the_bounded_pool_instead_of_opening_a_con
     try:
         pooled.wait_ready()
         learner = Visitor()
-        learner.sign_in(pooled, "multi-learner")
+        sign_in(learner, pooled, "multi-learner")
         session = f"sessionid={learner.cookie('sessionid')}"
 
         seen: list[int] = []
@@ -279,9 +216,9 @@ def test_a_burst_of_requests_waits_for_the_bounded_pool_instead_of_opening_a_con
                 time.sleep(0.01)
 
         def load(_: int) -> int:
-            request = urllib.request.Request(f"{pooled.url}/progress/", headers={"Cookie": session})
-            with urllib.request.urlopen(request, timeout=60) as response:
-                return response.status
+            return httpx.get(
+                f"{pooled.url}/progress/", headers={"Cookie": session}, timeout=60
+            ).status_code
 
         sampler = Thread(target=sample, daemon=True)
         sampler.start()

@@ -11,7 +11,6 @@ import uuid
 from datetime import UTC, datetime
 
 from teachlab.lab import limits
-from teachlab.lab.costs import run_cost
 from teachlab.lab.errors import LabInputError, LaneUnavailable
 from teachlab.lab.lanes import Lane, lane_get, lane_status
 from teachlab.lab.models import Run
@@ -68,9 +67,7 @@ def run_fire(
         )
     if check_limits:
         params_limits_check(p, now=now)
-        cost = run_cost(p, lane, now=now)
-        limits.run_cost_check(cost)
-        limits.lane_load_check(cost, lane, now=now)
+        cost = limits.run_cost_take(p, lane, now=now)
         limits.active_runs_check(active_runs=_active_runs(learner))
     status = lane_status(lane, fresh=True)
     if not status.available:

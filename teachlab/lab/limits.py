@@ -78,6 +78,18 @@ def lane_load_check(cost: RunCost, lane: Lane, *, now: float | None = None) -> N
         )
 
 
+def run_cost_take(p, lane: Lane, *, now: float | None = None) -> RunCost:
+    """The run's cost, refused (LabLimitError) past the per-run or the lane's limit. Applies
+    to every run a person fires, a workshop room's included: these protect the workers."""
+    from teachlab.lab.costs import run_cost
+
+    now = time.time() if now is None else now
+    cost = run_cost(p, lane, now=now)
+    run_cost_check(cost)
+    lane_load_check(cost, lane, now=now)
+    return cost
+
+
 def rate_limit_take(*, learner, deliveries: int = 0) -> None:
     """A moving one-minute window per learner and, when LAB_CLASS_RUNS_PER_MINUTE is set
     (classroom mode), one for everyone together (teachlab/ratelimits.py), and the learner's

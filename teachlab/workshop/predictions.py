@@ -150,6 +150,9 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     from lessons.models import Learner
     from teachlab.lab.errors import LabError
     from teachlab.lab.firing import run_fire
+    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.limits import run_cost_take
+    from teachlab.lab.params import params_parse
 
     room.require_open()
     shared = room.shared_run
@@ -167,6 +170,8 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     params = dict(shared.params)
     lane = params.pop("lane")
     try:
+        # the instructor's own budgets do not apply, the workers' protections do
+        run_cost_take(params_parse(params), lane_get(lane))
         run = run_fire(
             learner=learner,
             lane=lane,

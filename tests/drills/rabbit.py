@@ -18,8 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.drills.stack import port_closed
-from tests.stack import free_port, wait_for_port
+from tests.support.ports import free_port, port_closed, wait_for_port
 
 RABBIT_BIN = Path("/usr/lib/rabbitmq/bin")
 

@@ -10,132 +10,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.cookiejar
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import redis
 
 from tests import stack
-from tests.stack import BASE_DIR, STATE, free_port, wait_for_port
+from tests.stack import BASE_DIR, STATE
+from tests.support.http import Visitor
+from tests.support.redis_server import RedisServer
+from tests.support.servers import ServerProcess, daphne_argv
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def port_closed(port: int, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                time.sleep(0.05)
-        except OSError:
-            return
-    raise RuntimeError(f"port {port} still answers after {timeout}s")
-
-
-class PrivateRedis:
-    """redis-server on a port of its own, nothing on disk (as tests/stack.py and scripts/run
-    start it), which a drill may stop and start again on the same port."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}"
-        self.dir = STATE / f"drill-redis-{self.port}"
-        self.dir.mkdir(exist_ok=True)
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> PrivateRedis:
-        from teachlab.devstack import redis_binary
-
-        self.proc = subprocess.Popen(
-            [
-                redis_binary() or "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.dir),
-            ],  # fmt: skip
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for_port(self.port)
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)  # as a crash or a power cut: nothing saved
-            self.proc.wait(timeout=10)
-        port_closed(self.port)
-
-    def client(self, db: int) -> redis.Redis:
-        return redis.Redis.from_url(f"{self.url}/{db}", decode_responses=True, socket_timeout=5)
-
-
-class DrillServer:
-    """daphne on a fixed port, so a restart comes back where the clients reconnect."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = env
-        self.proc: subprocess.Popen | None = None
-        self.log = STATE / f"drill-daphne-{self.port}.log"
-
-    def start(self) -> DrillServer:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port),
-             "teachlab.asgi:application"],
-            cwd=BASE_DIR,
-            env=stack.test_env(**self.env),
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):
-                    return self
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.2)
-        raise RuntimeError(f"daphne did not answer: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=5)
-        port_closed(self.port)
 
 
 class DrillStack:
     """Private Redis, supervised redis-short workers and monitor, and a server."""
 
     def __init__(self) -> None:
-        self.redis = PrivateRedis()
+        self.redis = RedisServer(STATE)
         self.env = {
             "TEACHLAB_REDIS_URL": self.redis.url,
             "TEACHLAB_WORKER_LOGLEVEL": "INFO",
@@ -143,7 +45,7 @@ class DrillStack:
             "TEACHLAB_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "PYTHONFAULTHANDLER": "1",  # a drill that finds a hang can ask for every stack
         }
-        self.server = DrillServer(self.env)
+        self.server = ServerProcess(daphne_argv, self.env, STATE / "drill-daphne.log")
         self.children: list = []
         self.stopping = False
         self.supervisor: threading.Thread | None = None
@@ -271,53 +173,6 @@ def wait_until(check, *, timeout: float, every: float = 0.3, what: str = "condit
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(every)
-
-
-# --- an HTTP client with a cookie jar (a browser without the browser) -------------------------
-
-
-class Visitor:
-    def __init__(self) -> None:
-        self.headers: dict[str, str] = {}
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def cookie(self, name: str) -> str:
-        for c in self.jar:
-            if c.name == name:
-                return c.value
-        raise AssertionError(f"no {name} cookie; have {[c.name for c in self.jar]}")
-
-    def get(self, url: str, timeout: float = 20) -> tuple[str, str]:
-        with self.opener.open(url, timeout=timeout) as response:
-            return response.geturl(), response.read().decode()
-
-    def token(self, page_url: str) -> str:
-        _, html = self.get(page_url)
-        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
-        assert found, f"no CSRF token on {page_url}"
-        return found.group(1)
-
-    def post(self, page_url: str, action_url: str, fields: dict, *, token: str | None = None,
-             headers: dict | None = None, timeout: float = 30):  # fmt: skip
-        """Post a form as the page would: (final url, status, body); `self.headers` keeps the
-        response's headers. HTTP errors are returned, not raised, so a drill can read a 503's
-        message."""
-        token = token or self.token(page_url)
-        data = urllib.parse.urlencode({"csrfmiddlewaretoken": token, **fields}).encode()
-        origin = re.match(r"https?://[^/]+", page_url).group(0)
-        request = urllib.request.Request(
-            action_url,
-            data=data,
-            headers={"Origin": origin, "Referer": page_url, **(headers or {})},
-        )
-        try:
-            with self.opener.open(request, timeout=timeout) as response:
-                self.headers = dict(response.headers)
-                return response.geturl(), response.status, response.read().decode()
-        except urllib.error.HTTPError as exc:
-            self.headers = dict(exc.headers)
-            return action_url, exc.code, exc.read().decode(errors="replace")
 
 
 def fire_run(server_url: str, visitor: Visitor, **params) -> str:

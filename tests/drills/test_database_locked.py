@@ -17,7 +17,9 @@ import sqlite3
 import pytest
 
 from tests import stack
-from tests.drills.stack import DrillServer, Visitor, live_rows
+from tests.drills.stack import live_rows
+from tests.support.http import Visitor
+from tests.support.servers import ServerProcess, daphne_argv
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -60,7 +62,8 @@ def _stored(attempt: str, claim: str) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def locked_server(drill_stack):
     """A server that gives up on a lock after 1.5 s (the default is 30 s)."""
-    server = DrillServer({**drill_stack.env, "TEACHLAB_DB_LOCK_TIMEOUT": "1.5"}).start()
+    env = {**drill_stack.env, "TEACHLAB_DB_LOCK_TIMEOUT": "1.5"}
+    server = ServerProcess(daphne_argv, env).start()
     yield server
     server.stop()
 

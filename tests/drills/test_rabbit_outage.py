@@ -11,19 +11,19 @@ is back the lane is available again and a run on it completes, with the same ser
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
-import urllib.error
-import urllib.request
 
+import httpx
 import pytest
 
 from tests.drills.rabbit import PrivateRabbit
-from tests.drills.stack import DrillServer, Visitor, fire_run, live_rows, run_status, wait_until
+from tests.drills.stack import fire_run, live_rows, run_status, wait_until
 from tests.stack import missing
 from tests.stack import test_env as stack_env
+from tests.support.http import Visitor
+from tests.support.servers import ServerProcess, daphne_argv
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 LANE = "rabbit-quorum"
@@ -57,7 +57,7 @@ def rabbit_side(drill_stack, rabbit):
     worker = Child(name, argv, stack_env(**env), logs=drill_stack.logs)
     worker.start()
     drill_stack.children.append(worker)  # the restart loop looks after it from now on
-    server = DrillServer(env).start()
+    server = ServerProcess(daphne_argv, env).start()
     try:
         wait_until(
             lambda: any(w["name"] == name and w["alive"] for w in drill_stack.workers()),
@@ -74,8 +74,9 @@ def rabbit_side(drill_stack, rabbit):
 
 
 def lane_card(base: str) -> str:
-    with urllib.request.urlopen(f"{base}/lab/", timeout=30) as response:
-        html = response.read().decode()
+    response = httpx.get(f"{base}/lab/", timeout=30)
+    response.raise_for_status()
+    html = response.text
     cards = re.findall(r'<li class="lane-card[^"]*">(.*?)</li>', html, re.S)
     found = [c for c in cards if f"<h3>{LANE}</h3>" in c]
     assert found, f"no {LANE} card on /lab/"
@@ -83,11 +84,8 @@ def lane_card(base: str) -> str:
 
 
 def readiness(base: str) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(f"{base}/readyz", timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    response = httpx.get(f"{base}/readyz", timeout=30)
+    return response.status_code, response.json()
 
 
 def runs_of_lane() -> int:

@@ -24,13 +24,13 @@ from tests.drills.stack import (
     DeliveryCount,
     EventLoopThread,
     RunWatcher,
-    Visitor,
     fire_run,
     run_events,
     run_status,
     run_task_ids,
     wait_until,
 )
+from tests.support.http import Visitor
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.browser]
 

@@ -12,20 +12,18 @@ sent, every quiz answer once with the answer sent.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import os
 import re
 import threading
 import time
-import urllib.error
 
+import httpx
 import pytest
 
 from tests.drills.stack import (
     EventLoopThread,
     RunWatcher,
-    Visitor,
     fire_run,
     live_rows,
     run_events,
@@ -33,6 +31,7 @@ from tests.drills.stack import (
     wait_until,
 )
 from tests.stack import manage
+from tests.support.http import Visitor
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -126,7 +125,7 @@ class Learner:
                     )  # fmt: skip
                     if status == 200:
                         break
-                except (urllib.error.URLError, http.client.HTTPException, OSError):
+                except (httpx.HTTPError, OSError):
                     pass
                 self.retries += 1
                 time.sleep(0.5)

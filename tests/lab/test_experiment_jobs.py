@@ -10,46 +10,26 @@ import re
 import signal
 import subprocess
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from datetime import timedelta
-from http.cookiejar import CookieJar
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
-from tests.stack import BASE_DIR, STATE, LiveServer, free_port, manage
+from tests.stack import BASE_DIR, STATE, free_port, manage
 from tests.stack import test_env as stack_env
+from tests.support.http import Visitor
+from tests.support.servers import LiveServer
 
 SLUG = "countdown-within-timeout"  # about 14 s on redis-short
 SERVER_ENV = {"TEACHLAB_LOCAL_CONTROLS": "1", "TEACHLAB_ALLOWED_HOSTS": "127.0.0.1,localhost"}
 
 
-class Browserless:
-    """One learner over plain HTTP: a cookie jar (session and CSRF) that any server accepts."""
-
-    def __init__(self) -> None:
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
-
-    def get(self, url: str) -> tuple[int, str, str]:
-        return self._open(urllib.request.Request(url))  # noqa: S310 - the test's own server
-
-    def post_form(self, url: str, data: dict[str, str]) -> tuple[int, str, str]:
-        _, _, page = self.get(url)
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert token, "the form carries no CSRF token"
-        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token.group(1)}).encode()
-        request = urllib.request.Request(url, data=body, method="POST")  # noqa: S310 - as above
-        return self._open(request)
-
-    def _open(self, request: urllib.request.Request) -> tuple[int, str, str]:
-        try:
-            with self.opener.open(request, timeout=30) as response:
-                return response.status, response.url, response.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.url, exc.read().decode()
+def _predict(learner: Visitor, base: str) -> tuple[int, str, str]:
+    """The experiment's form sent with a prediction of 1: (status, final url, page)."""
+    form = f"{base}/lab/experiments/{SLUG}/"
+    url, status, page = learner.post(form, form, {"prediction": "1"})
+    return status, url, page
 
 
 def _attempt_row(attempt_id: str, env: dict[str, str]) -> dict:
@@ -68,12 +48,10 @@ def _attempt_row(attempt_id: str, env: dict[str, str]) -> dict:
 @pytest.mark.timeout(240)
 def test_an_attempt_finishes_in_the_jobs_worker_after_its_web_process_is_gone(lab_stack):
     env = {**SERVER_ENV, **lab_stack.env}
-    learner = Browserless()
+    learner = Visitor()
     first = LiveServer(**env).start()
     try:
-        status, url, _ = learner.post_form(
-            f"{first.url}/lab/experiments/{SLUG}/", {"prediction": "1"}
-        )
+        status, url, _ = _predict(learner, first.url)
     finally:
         first.stop()  # the web process that took the attempt is gone
     assert status == 200, url
@@ -102,11 +80,11 @@ def test_an_attempt_finishes_in_the_jobs_worker_after_its_web_process_is_gone(la
     assert not [w["name"] for w in workers_list() if w["name"].startswith("jobs")]
 
 
-def _poll_attempt(learner: Browserless, url: str, text: str, within: float) -> str:
+def _poll_attempt(learner: Visitor, url: str, text: str, within: float) -> str:
     deadline = time.monotonic() + within
     page = ""
     while time.monotonic() < deadline:
-        _, _, page = learner.get(url)
+        page = learner.open("GET", url).text
         if text in page:
             break
         time.sleep(1)
@@ -133,15 +111,13 @@ def test_an_attempt_whose_jobs_worker_is_killed_is_failed_with_the_reason(lab_st
             start_new_session=True,
         )
     server = LiveServer(**env).start()
-    learner = Browserless()
+    learner = Visitor()
     try:
         deadline = time.monotonic() + 60
         while " ready." not in log_path.read_text(errors="replace"):
             assert time.monotonic() < deadline, log_path.read_text(errors="replace")
             time.sleep(0.2)
-        status, url, page = learner.post_form(
-            f"{server.url}/lab/experiments/{SLUG}/", {"prediction": "1"}
-        )
+        status, url, page = _predict(learner, server.url)
         assert status == 200 and "Running the steps" in page, url
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
@@ -161,12 +137,10 @@ def test_an_attempt_whose_jobs_worker_is_killed_is_failed_with_the_reason(lab_st
 def test_an_attempt_whose_jobs_broker_is_down_gets_a_message_not_a_500():
     dead = f"redis://127.0.0.1:{free_port()}/4"  # nothing listens there
     server = LiveServer(**SERVER_ENV, TEACHLAB_CELERY_BROKER_URL=dead).start()
-    learner = Browserless()
+    learner = Visitor()
     try:
-        status, _, page = learner.post_form(
-            f"{server.url}/lab/experiments/{SLUG}/", {"prediction": "1"}
-        )
-        _, _, listing = learner.get(f"{server.url}/lab/experiments/")
+        status, _, page = _predict(learner, server.url)
+        listing = learner.open("GET", f"{server.url}/lab/experiments/").text
     finally:
         server.stop()
     assert status == 503

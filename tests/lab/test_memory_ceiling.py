@@ -12,6 +12,7 @@ import pytest
 from teachlab.lab.firing import run_fire
 from teachlab.lab.workers import memory_over, memory_restarts, workers_list
 from tests import stack
+from tests.support.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 NAME = "redis-short-memtest"
@@ -27,11 +28,10 @@ def test_only_a_worker_over_the_ceiling_with_deliveries_in_hand_restarts():
 @pytest.fixture
 def own_redis(settings):
     """A Redis of this test's own, so no other test's worker takes the lane's messages."""
-    server = stack.PrivateRedis()
-    server.start()
+    server = RedisServer(stack.STATE).start()
     settings.REDIS_URL = server.url
     yield server.url
-    server.proc.terminate()
+    server.stop()
 
 
 def _worker(url: str, ceiling_mb: int) -> subprocess.Popen:

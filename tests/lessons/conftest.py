@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.lessons.lessonfiles import FIXTURES
-from tests.stack import LiveServer
+from tests.support.servers import LiveServer
 
 
 @pytest.fixture(scope="session")
