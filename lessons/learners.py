@@ -44,10 +44,12 @@ def learner_for_request(request: HttpRequest, *, create: bool | None = None) -> 
             return learner
     if create is None:
         create = request.method not in SAFE_METHODS
-    if not create:
-        return nobody()
     visitor = identity.visitor_token(request)
     learner = Learner.objects.filter(key=visitor, user__isnull=True).first() if visitor else None
+    if learner is None and not create:
+        return nobody()
+    # A learner found by its visitor cookie is the one a refused answer (a 5xx, whose session
+    # Django does not save) made: reading pages finds it again.
     created = learner is None
     if created:
         taken = visitor and Learner.objects.filter(key=visitor).exists()
@@ -59,6 +61,16 @@ def learner_for_request(request: HttpRequest, *, create: bool | None = None) -> 
     learner.payer = identity.payer_for(request, learner=learner, created=created, visitor=visitor)
     request.session[SESSION_KEY] = learner.key
     return learner
+
+
+def payer_for_request(request: HttpRequest) -> str:
+    """The key this request's quotas are charged to, without making a learner: a request
+    that may yet be refused (a bad upload) leaves no row behind. A newcomer pays with its
+    visitor cookie (the key its learner will get) or, with none, its network's pool."""
+    learner = learner_for_request(request, create=False)
+    if learner.key != NOBODY_KEY:
+        return identity.payer_of(learner)
+    return identity.visitor_token(request) or identity.pool_key(request)
 
 
 def learner_for_scope(scope: dict) -> Learner | None:

@@ -18,12 +18,12 @@ from django_htmx.http import reswap, retarget
 
 from lessons import progress, quiz, review
 from lessons.catalog import all_questions, get_question
-from lessons.learners import learner_for_request
+from lessons.learners import learner_for_request, payer_for_request
 from lessons.models import SelfRating
 from lessons.progress_file import ProgressFileError, progress_file_parse
 from lessons.progress_import import progress_import
 from teachlab import ratelimits
-from teachlab.identity import payer_of, request_network
+from teachlab.identity import request_network
 from teachlab.signin import SignupForm
 
 
@@ -218,7 +218,7 @@ IMPORT_REPORT_KEY = "progress_import_report"
 
 
 def _progress_page(request: HttpRequest, *, problems=(), status: int = 200) -> HttpResponse:
-    learner = learner_for_request(request)
+    learner = learner_for_request(request, create=False)  # a refusal makes no learner
     today = _today()
     return render(
         request,
@@ -241,13 +241,13 @@ def progress_page(request: HttpRequest) -> HttpResponse:
     return _progress_page(request)
 
 
-def _import_throttled(learner) -> str | None:
+def _import_throttled(payer: str) -> str | None:
     """A message when this learner has imported too often this minute. Redis away: no limit
     (the upload is size-limited anyway), rather than refusing a learner's own file."""
     try:
         ratelimits.spend_or_raise(
             ratelimits.Budget("progress-import", IMPORTS_PER_MINUTE, 60),
-            payer_of(learner),
+            payer,
             message="That is more than {amount} imports in a minute; try again in {wait} s.",
         )
     except ratelimits.RateLimited as exc:
@@ -286,14 +286,13 @@ def progress_import_view(request: HttpRequest) -> HttpResponse:
 
 @csrf_protect
 def _progress_import(request: HttpRequest) -> HttpResponse:
-    learner = learner_for_request(request)
     upload = request.FILES.get("file")
     limit = settings.PROGRESS_IMPORT_MAX_BYTES
     if upload is None:
         problems = ["Choose the progress file (.json) that “Download my progress” saved."]
     elif upload.size > limit:
         problems = [_too_big(upload.size, limit)]
-    elif (throttled := _import_throttled(learner)) is not None:
+    elif (throttled := _import_throttled(payer_for_request(request))) is not None:
         return _progress_page(request, problems=[throttled], status=429)
     else:
         try:
@@ -301,7 +300,7 @@ def _progress_import(request: HttpRequest) -> HttpResponse:
         except ProgressFileError as error:
             problems = error.problems
         else:
-            report = progress_import(learner=learner, upload=parsed)
+            report = progress_import(learner=learner_for_request(request), upload=parsed)
             request.session[IMPORT_REPORT_KEY] = report.lines()
             return redirect(reverse("lessons:progress") + "?imported=1#import")
     return _progress_page(request, problems=problems, status=400)
@@ -345,7 +344,7 @@ def progress_download(request: HttpRequest) -> HttpResponse:
 def signup(request: HttpRequest) -> HttpResponse:
     """Create an account and sign in; the sign-in merges this browser's progress into it.
     Accounts made per client network are limited (settings.SIGNUPS_PER_NETWORK_PER_HOUR)."""
-    form = SignupForm(request.POST or None)
+    form = SignupForm(request.POST if request.method == "POST" else None)
     if request.method == "POST":
         budget = ratelimits.Budget("signup", settings.SIGNUPS_PER_NETWORK_PER_HOUR, 3600)
         try:

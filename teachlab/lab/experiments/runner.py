@@ -34,7 +34,7 @@ from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
 from teachlab.lab.settle import copies_pending, run_settle
-from teachlab.lab.versions import versions_text
+from teachlab.lab.versions import run_versions_fill, versions_text
 from teachlab.lab.workers import (
     worker_control,
     worker_disconnect,
@@ -483,6 +483,7 @@ def experiment_execute(
             continue
         state.run.refresh_from_db()
         run_settle(state.run)
+        run_versions_fill(state.run)
         observation = observation_for_run(run=state.run, duration=time.time() - state.run.fired_at)
         observation.messages_left = run_messages_left(run=state.run)
         observations[name] = observation
