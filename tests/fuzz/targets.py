@@ -387,6 +387,7 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "lessons:quiz_result": path("/quiz/a/{}/result/", ids("quiz", "quiz_other")),
     "lessons:review": const("/review/"),
     "lessons:progress": const("/progress/"),
+    "lessons:glossary": const("/glossary/"),
     "lab:workers": const("/lab/workers/"),
     "lab:estimate": path(
         "/lab/estimate/?{}", qs(LAB_FIELDS, lane=["redis-short", "rabbit-quorum"])
