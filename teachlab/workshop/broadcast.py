@@ -91,7 +91,12 @@ def send_refresh(room, *, part: str) -> None:
 
 
 def moderation_changed(*, room) -> None:
-    send(room, presenter=fragments.moderation_html(room, ["status"]))
+    """The console's lock and leaderboard switches; the projector's "joins closed"."""
+    send(
+        room,
+        presenter=fragments.moderation_html(room, ["status"]),
+        screen=screens.screen_html(room, ["joinstate"]),
+    )
 
 
 def leaderboard_changed(*, room) -> None:

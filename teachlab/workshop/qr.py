@@ -8,7 +8,9 @@ import segno
 
 
 def qr_svg(url: str, *, scale: int = 6) -> str:
-    """An SVG element for `url`, sized by `scale` pixels per module, with a text alternative."""
+    """An SVG element for `url` with a viewBox and no fixed size, so the stylesheet sizes it
+    (full-size on the projector: a fixed width="222" drew it at half size in its box), with a
+    text alternative. `scale` only sets the viewBox's units."""
     out = io.BytesIO()
     segno.make(url, error="m").save(
         out,
@@ -17,6 +19,7 @@ def qr_svg(url: str, *, scale: int = 6) -> str:
         border=2,
         xmldecl=False,
         svgns=True,
+        omitsize=True,
         title=f"QR code to join: {url}",
         svgclass="qr",
         lineclass=None,

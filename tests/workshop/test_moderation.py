@@ -22,6 +22,7 @@ from tests.workshop.conftest import (
     presenter_socket,
     receive_until,
     send,
+    session_cookie,
     socket,
 )
 
@@ -350,3 +351,35 @@ async def test_a_burst_of_joins_redraws_the_console_seat_list_once_not_once_per_
     assert 1 <= len(seat_lists) <= 3, f"{len(seat_lists)} seat lists for 12 joins"
     assert "<strong>12</strong> joined" in seat_lists[-1]
     assert all(f"<li>p{i:02d}</li>" in seat_lists[-1] for i in range(12))
+
+
+@sockets
+@asynctest
+async def test_locking_joins_says_joins_closed_on_the_projector_live_and_on_reload(
+    room, instructor
+):
+    cookie = await db(session_cookie)(instructor)
+    screen = socket(f"/ws/workshop/{room.code}/screen/", cookie)
+    connected, _ = await screen.connect()
+    assert connected
+    first = await screen.receive_from(timeout=5)
+    assert 'id="ws-joinstate"' in first and 'data-locked="no"' in first
+    presenter = await presenter_socket(room, instructor)
+
+    await send(presenter, action="lock", state="on")
+    frame = await receive_until(screen, 'id="ws-joinstate"')
+    assert 'data-locked="yes"' in frame and "Joins closed" in frame
+
+    def projector_page() -> str:
+        client = Client()
+        client.force_login(instructor)
+        return client.get(reverse("workshop:screen", args=[room.code])).content.decode()
+
+    page = await db(projector_page)()
+    assert 'data-locked="yes">Joins closed</p>' in page
+
+    await send(presenter, action="lock", state="off")
+    frame = await receive_until(screen, 'id="ws-joinstate"')
+    assert 'data-locked="no"' in frame and "Joins closed" not in frame
+    for comm in (screen, presenter):
+        await comm.disconnect()

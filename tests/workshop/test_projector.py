@@ -85,6 +85,13 @@ def test_the_projector_shows_join_code_qr_and_url_and_has_no_controls(room, inst
         assert control not in page, control
 
 
+def test_the_qr_code_has_a_viewbox_and_no_fixed_size_so_css_sizes_it(room, instructor):
+    page = _screen(_driver(instructor), room)
+    svg = re.search(r"<svg [^>]*>", page).group(0)
+    assert re.search(r'viewBox="0 0 (\d+) \1"', svg), svg
+    assert not re.search(r"\s(width|height)=", svg), svg
+
+
 def test_the_projector_shows_the_claim_but_not_its_answer_until_the_reveal(
     room, instructor, question
 ):
