@@ -18,8 +18,8 @@ EXPOSE 8000
 # /healthz answers before the host check and the HTTPS redirect, so a probe by IP works.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
-# scripts/serve: gunicorn with TEACHLAB_WEB_WORKERS uvicorn processes. Behind the proxy compose
-# expects (the port is published on 127.0.0.1), the client address is the proxy's
-# X-Forwarded-For: the sign-in throttle counts per client, not per proxy.
-ENV TEACHLAB_HOST=0.0.0.0 TEACHLAB_PORT=8000 TEACHLAB_PYTHON=python TEACHLAB_FORWARDED_ALLOW_IPS=*
+# scripts/serve: gunicorn with TEACHLAB_WEB_WORKERS uvicorn processes. X-Forwarded-For is
+# believed only from TEACHLAB_FORWARDED_ALLOW_IPS (scripts/serve's default: 127.0.0.1). Trusting
+# every peer ("*") let a client behind an appending proxy pick the address the throttles count.
+ENV TEACHLAB_HOST=0.0.0.0 TEACHLAB_PORT=8000 TEACHLAB_PYTHON=python
 CMD ["scripts/serve"]

@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels, origin-checked."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels, origin-checked
+(scheme, host and port, teachlab/origins.py)."""
 
 import gc
 import os
@@ -11,18 +12,18 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 
 from teachlab.cookies import NulCookiesSocket  # noqa: E402
 from teachlab.dbasync import socket_auth  # noqa: E402
+from teachlab.origins import OriginChecked  # noqa: E402
 from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT).
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        "websocket": OriginChecked(
             # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions
             # and the user looked up in the loop's thread pool (teachlab/dbasync.py).
             CookieMiddleware(

@@ -3,6 +3,7 @@ validates them, and the worker services follow the lanes table."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -135,3 +136,31 @@ def test_runtime_requirements_hold_no_test_tools():
         assert f"\n{tool}" not in runtime and f"\n{tool}" in dev, tool
     assert "-r requirements.txt" in dev
     assert re.search(r"^django==5\.2\.\d+$", runtime, re.M)
+
+
+def _ignored_by(patterns_file: str, name: str) -> bool:
+    """Whether a line of .dockerignore/.gitignore matches `name` at the top of the tree."""
+    lines = (BASE_DIR / patterns_file).read_text().splitlines()
+    patterns = [p.strip().lstrip("/") for p in lines if p.strip() and not p.startswith("#")]
+    return any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def test_the_env_file_of_secrets_is_kept_out_of_the_image_and_the_repository():
+    assert _ignored_by(".dockerignore", ".env")
+    assert _ignored_by(".gitignore", ".env")
+    if (BASE_DIR / ".git").exists():
+        done = subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=BASE_DIR, check=False)
+        assert done.returncode == 0, "git would add .env"
+
+
+def test_forwarded_headers_are_believed_only_from_a_configured_proxy(compose):
+    dockerfile = (BASE_DIR / "Dockerfile").read_text().splitlines()
+    instructions = [line for line in dockerfile if not line.lstrip().startswith("#")]
+    assert not [i for i in instructions if "FORWARDED_ALLOW_IPS" in i]  # left to serve, compose
+    serve = (BASE_DIR / "scripts" / "serve").read_text()
+    assert '--forwarded-allow-ips "${TEACHLAB_FORWARDED_ALLOW_IPS:-127.0.0.1}"' in serve
+    env = compose["services"]["web"]["environment"]
+    assert env["TEACHLAB_FORWARDED_ALLOW_IPS"] == "127.0.0.1"
+    done = compose_config(**NEEDED, TEACHLAB_FORWARDED_ALLOW_IPS="172.18.0.1")
+    web = yaml.safe_load(done.stdout)["services"]["web"]["environment"]
+    assert web["TEACHLAB_FORWARDED_ALLOW_IPS"] == "172.18.0.1"

@@ -231,6 +231,50 @@ async def test_every_websocket_route_refuses_a_foreign_origin(instructor_room):
         assert not (await no_origin.connect(timeout=5))[0], f"{path} without an Origin"
 
 
+async def _presenter_opens(room, cookie: str, origin: bytes, *, scheme: str = "ws", **h) -> bool:
+    """The presenter's socket to a server at 127.0.0.1:8000 over `scheme`, from `origin`."""
+    headers = [(b"origin", origin), (b"host", b"127.0.0.1:8000"), (b"cookie", cookie.encode())]
+    headers += [(k.encode(), v.encode()) for k, v in h.items()]
+    comm = WebsocketCommunicator(application, f"/ws/workshop/{room.code}/present/", headers)
+    comm.scope["scheme"] = scheme  # read when the app first runs, at connect()
+    connected, _ = await comm.connect(timeout=5)
+    if connected:
+        await comm.disconnect()
+    return connected
+
+
+@asynctest
+async def test_a_socket_from_another_port_or_scheme_of_the_same_host_is_refused(instructor_room):
+    cookie = await db(session_cookie)(instructor_room.instructor)
+    assert await _presenter_opens(instructor_room, cookie, b"http://127.0.0.1:8000")
+    assert not await _presenter_opens(instructor_room, cookie, b"http://127.0.0.1:9999")
+    assert not await _presenter_opens(instructor_room, cookie, b"http://127.0.0.1")
+    assert not await _presenter_opens(instructor_room, cookie, b"https://127.0.0.1:8000")
+    assert await _presenter_opens(instructor_room, cookie, b"https://127.0.0.1:8000", scheme="wss")
+    assert not await _presenter_opens(
+        instructor_room, cookie, b"http://127.0.0.1:8000", scheme="wss"
+    )
+
+
+@asynctest
+async def test_a_socket_origin_is_matched_like_djangos_csrf_trusted_origins(
+    instructor_room, settings
+):
+    cookie = await db(session_cookie)(instructor_room.instructor)
+    settings.CSRF_TRUSTED_ORIGINS = ["http://127.0.0.1:9999", "https://*.example.org"]
+    assert await _presenter_opens(instructor_room, cookie, b"http://127.0.0.1:9999")
+    assert await _presenter_opens(instructor_room, cookie, b"https://class.example.org")
+    assert not await _presenter_opens(instructor_room, cookie, b"http://class.example.org")
+    assert not await _presenter_opens(instructor_room, cookie, b"https://example.org.evil.net")
+    # Behind a TLS proxy whose X-Forwarded-Proto is trusted, the page's origin is https.
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    forwarded = {"x-forwarded-proto": "https"}
+    assert await _presenter_opens(instructor_room, cookie, b"https://127.0.0.1:8000", **forwarded)
+    assert not await _presenter_opens(
+        instructor_room, cookie, b"http://127.0.0.1:8000", **forwarded
+    )
+
+
 # --- (c) one learner cannot see or steer another's lab things ---------------------------------
 
 
