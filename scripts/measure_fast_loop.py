@@ -12,6 +12,7 @@ after the last run.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -45,7 +46,12 @@ def measure_once(number: int) -> tuple[Measurement, dict, int]:
     log.write_text(done.stdout + done.stderr)
     counts = outcome_counts(done.stdout)
     figures = {"seconds": seconds, "passed": counts.get("passed", 0)}
-    figures["detail"] = {"counts": counts, "exit": done.returncode, "measured": " ".join(COMMAND)}
+    figures["detail"] = {
+        "counts": counts,
+        "exit": done.returncode,
+        "measured": " ".join(COMMAND),
+        "load_at_end": round(os.getloadavg()[0], 2),  # the machine is shared: load moves
+    }
     print(f"run {number}: {seconds} s, {counts}, load {measurement.load} at start", flush=True)
     return measurement, figures, done.returncode
 
