@@ -174,7 +174,6 @@ def session_redis():
         return
     if not REDIS.running:
         REDIS.start()
-    atexit.register(REDIS.proc.terminate)  # if the session ends without its teardown
     yield REDIS.url
     REDIS.stop()
 

@@ -79,7 +79,9 @@ def test_loading_the_plugin_starts_no_redis_collects_nothing_and_makes_no_live_d
         "static = os.listdir(os.environ['TEACHLAB_STATIC_ROOT'])\n"
         "live = stack.LIVE_DATABASE_URL\n"
         "stack.REDIS.start()\n"
-        "print(json.dumps({'before': before, 'after': answers(port), 'static': static,\n"
+        "after = answers(port)\n"
+        "stack.REDIS.stop()\n"
+        "print(json.dumps({'before': before, 'after': after, 'static': static,\n"
         "                  'live': live, 'url': os.environ['TEACHLAB_REDIS_URL'],\n"
         "                  'port': port}))\n"
     )

@@ -4,6 +4,7 @@ start again on the same port."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -61,6 +62,7 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
             preexec_fn=_normal_priority,
         )  # fmt: skip
+        atexit.register(self.proc.terminate)  # whoever forgets stop(), no server outlives us
         wait_for_port(self.port)
         if self.hold is not None:
             self.hold.close()
