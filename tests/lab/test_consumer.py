@@ -21,6 +21,7 @@ from teachlab.lab.stream import entry_append
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
+HOST = (b"host", b"127.0.0.1")  # a browser always sends Host; the origin check compares with it
 
 
 def asynctest(fn):
@@ -88,7 +89,7 @@ def _append(run: Run) -> int:
 
 
 def _communicator(run_id: str, session_key: str | None, origin=ORIGIN) -> WebsocketCommunicator:
-    headers = [origin] if origin else []
+    headers = [HOST] + ([origin] if origin else [])
     if session_key:
         headers.append((b"cookie", f"sessionid={session_key}".encode()))
     return WebsocketCommunicator(application, f"/ws/lab/runs/{run_id}/", headers=headers)
@@ -131,7 +132,7 @@ async def test_a_socket_that_comes_back_gets_only_what_it_missed():
     again = WebsocketCommunicator(
         application,
         f"/ws/lab/runs/{run.id}/?after={seen}",
-        headers=[ORIGIN, (b"cookie", f"sessionid={key}".encode())],
+        headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
     assert (await again.connect())[0]
     frames = ""
