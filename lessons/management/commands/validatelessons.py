@@ -98,6 +98,10 @@ class Command(BaseCommand):
         if not options["files"] and glossary_path().exists():  # the whole content: its glossary too
             slugs = {q.slug for q in checked.questions}
             checked.problems.extend(check_glossary(glossary_path(), slugs).problems)
+        if not options["files"]:  # `lab matrix` records must match their experiment files
+            from teachlab.lab.matrix.records import verified_problems
+
+            checked.problems.extend(verified_problems())
         for problem in checked.problems:
             (self.stderr if options["json"] else self.stdout).write(str(problem))
         if options["evidence"]:
