@@ -23,6 +23,7 @@ from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
 from teachlab.lab.monitor import WORKERS_GROUP
 from teachlab.lab.reader import reader_join, reader_leave
+from teachlab.socketframes import FrameSizeCapped
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 CLOSE_NOT_YOURS = 4403
@@ -181,7 +182,7 @@ def _query(scope: dict) -> dict[str, str]:
     return {key: values[-1] for key, values in raw.items() if values}
 
 
-class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
+class RunConsumer(FrameSizeCapped, NoHopDispatch, AsyncWebsocketConsumer):
     """Lab events come from the run's reader (reader.py); broker snapshots from the process's
     hub for the lane's group (hub.py)."""
 
