@@ -62,6 +62,16 @@ async def db_redraw(func, *args, tries: int = 3, pause: float = 1.0, **kwargs):
     return None
 
 
+class HubFed:
+    """A socket whose messages come from its process's hub (lab/hub.py, lab/reader.py,
+    workshop/hub.py), not from a channel of its own: Channels subscribes a channel for every
+    consumer whose channel_layer_alias names a configured layer (AsyncConsumer.__call__), and
+    get_channel_layer returns None for an alias CHANNEL_LAYERS does not name, so none is made:
+    300 sockets cost the hub's one subscription, not 300 that nothing reads."""
+
+    channel_layer_alias = "none: messages come through the process's hub"
+
+
 class NoHopDispatch:
     """Channels' dispatch without its database hop per message (it closes stale connections
     in the one shared thread before every handler, handshakes included); every database call

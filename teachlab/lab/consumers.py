@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
 from teachlab import ratelimits
-from teachlab.dbasync import NoHopDispatch, db_async
+from teachlab.dbasync import HubFed, NoHopDispatch, db_async
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
@@ -181,7 +181,7 @@ def _query(scope: dict) -> dict[str, str]:
     return {key: values[-1] for key, values in raw.items() if values}
 
 
-class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
+class RunConsumer(HubFed, NoHopDispatch, AsyncWebsocketConsumer):
     """Lab events come from the run's reader (reader.py); broker snapshots from the process's
     hub for the lane's group (hub.py)."""
 

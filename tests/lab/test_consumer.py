@@ -319,3 +319,16 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
         return frame
 
     assert async_to_sync(retry)().count('id="rc-task-a-') == 2
+
+
+def test_run_and_room_sockets_open_no_channel_of_their_own():
+    """Their messages come through the process's hub: Channels makes no per-socket channel
+    (and no subscription nothing reads) when the consumer's layer alias is not configured."""
+    from channels.layers import get_channel_layer
+
+    from teachlab.lab.consumers import RunConsumer
+    from teachlab.workshop.consumers import RoomSocket
+
+    assert get_channel_layer() is not None  # the hubs' layer is there
+    for consumer in (RunConsumer, RoomSocket):
+        assert get_channel_layer(consumer.channel_layer_alias) is None
