@@ -20,11 +20,9 @@ from channels.consumer import get_handler_name
 from django.db import close_old_connections
 
 from teachlab.dbbusy import database_unavailable
+from teachlab.socketnames import CLOSE_TRY_AGAIN
 
 log = logging.getLogger(__name__)
-# "Try again later": htmx's ws extension reconnects on it (as on 1006 and 1012), and a socket
-# that connects again catches up on what it missed.
-CLOSE_TRY_AGAIN = 1013
 
 
 def db_async(func):

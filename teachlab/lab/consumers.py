@@ -21,11 +21,10 @@ from teachlab.dbasync import HubFed, NoHopDispatch, db_async
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
-from teachlab.lab.monitor import WORKERS_GROUP
 from teachlab.lab.reader import reader_join, reader_leave
+from teachlab.socketnames import CLOSE_REFUSED, WORKERS_GROUP, broker_group
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
-CLOSE_NOT_YOURS = 4403
 RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
 REPLAY_SPEEDS = {1.0, 10.0}
 REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
@@ -196,7 +195,7 @@ class RunConsumer(HubFed, NoHopDispatch, AsyncWebsocketConsumer):
         run = await owned_run(self.scope, run_id)
         if run is None:
             # Missing and not-yours look the same: the handshake is refused.
-            await self.close(code=CLOSE_NOT_YOURS)
+            await self.close(code=CLOSE_REFUSED)
             return
         self.run = run
         query = _query(self.scope)
@@ -288,7 +287,7 @@ class RunConsumer(HubFed, NoHopDispatch, AsyncWebsocketConsumer):
             return ""
         if lane.kind != "redis":
             return ""
-        await self._join(f"lab.broker.{lane.name}")
+        await self._join(broker_group(lane.name))
         return run_tag(run.id)
 
     async def disconnect(self, code: int) -> None:

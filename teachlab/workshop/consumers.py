@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 
 from teachlab import dbbusy
 from teachlab.dbasync import HubFed, NoHopDispatch, db_async
+from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
     broadcast,
     fragments,
@@ -36,8 +37,6 @@ from teachlab.workshop.models import Room, Seat
 
 log = logging.getLogger(__name__)
 
-CLOSE_REFUSED = 4403
-CLOSE_ENDED = 4410  # htmx's ws extension does not reconnect on a 4xxx close
 REFRESHES = {"predict": "spread"}  # what the presenter redraws after each
 COUNTED = {"vote", "predict", "answer"}  # what changes the live counts (livecounts.py)
 
