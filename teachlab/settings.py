@@ -399,6 +399,13 @@ LOGGING = {
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }
 
+# --- WebSockets ------------------------------------------------------------------------------
+# The largest frame a browser may send (bytes). Pages send small JSON (a vote, a resync; the
+# workshop's own frames stop at 4 KiB), so 64 KiB is room to spare. uvicorn refuses a larger
+# frame from its header, before reading it (close 1009); the consumers refuse it too, for any
+# other server. uvicorn's own default is 16 MiB held in memory per frame.
+WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 64 * 1024)
+
 # --- Workshop rooms --------------------------------------------------------------------------
 # Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.
 WORKSHOP_MAX_SEATS = env_int("WORKSHOP_MAX_SEATS", 500)
