@@ -395,8 +395,14 @@ LOGGING = {
     # 503s start?"), beside gunicorn's own timestamped lines.
     "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
+    "filters": {"without_traceback": {"()": "teachlab.logfilters.WithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        # A bad Host is one line (the value sent), not a traceback per scanner's probe.
+        "django.security.DisallowedHost": {"filters": ["without_traceback"]},
+    },
 }
 
 # --- WebSockets ------------------------------------------------------------------------------

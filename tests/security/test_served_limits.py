@@ -9,6 +9,7 @@ import re
 import struct
 import time
 
+import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
 
@@ -70,3 +71,25 @@ def test_a_frame_announcing_more_than_the_cap_is_refused_before_its_payload_is_s
                 ws.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     assert time.monotonic() - started < 5
+
+
+def test_a_bad_host_is_one_log_line_without_a_traceback(served):
+    before = served.log.stat().st_size
+    response = httpx.get(f"{served.url}/", headers={"Host": "evil.example"}, timeout=20)
+    assert response.status_code == 400
+    deadline = time.monotonic() + 10
+    while "evil.example" not in (logged := _log_since(served, before)):
+        assert time.monotonic() < deadline, f"nothing logged for the bad Host:\n{logged}"
+        time.sleep(0.2)
+    time.sleep(0.5)  # a traceback would follow its line at once
+    logged = _log_since(served, before)
+    lines = [line for line in logged.splitlines() if line.strip()]
+    assert len(lines) == 1, logged
+    assert "Invalid HTTP_HOST header: 'evil.example'" in lines[0]
+    assert "Traceback" not in logged
+
+
+def _log_since(server: Served, offset: int) -> str:
+    with server.log.open("rb") as log:
+        log.seek(offset)
+        return log.read().decode(errors="replace")
