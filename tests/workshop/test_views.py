@@ -205,7 +205,9 @@ def test_results_keep_votes_per_participant_and_per_claim_after_closing(room, in
     assert rows[0]["claim"] == claim.key and rows[0]["answered"] == "2"
     assert rows[0]["right_pct"] == "50"
     people = driver.get(reverse("workshop:results_csv", args=[room.code, "participants"]))
-    by_name = {r["nickname"]: r for r in csv.DictReader(io.StringIO(people.content.decode("utf-8-sig")))}
+    by_name = {
+        r["nickname"]: r for r in csv.DictReader(io.StringIO(people.content.decode("utf-8-sig")))
+    }
     assert by_name["Ana"]["right"] == "1" and by_name["Bo"]["right"] == "0"
     refused = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": "Late"})
     assert "has ended" in refused.content.decode()
