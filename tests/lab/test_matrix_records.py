@@ -4,6 +4,7 @@ store keeps one record per combination, and each lock file pins the pair it is n
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from io import StringIO
 from pathlib import Path
@@ -13,6 +14,7 @@ from django.core.management import call_command
 
 from teachlab.lab.matrix import records
 from teachlab.lab.matrix.envs import celery_series, lock_pins
+from teachlab.lab.matrix.locks import lock_input
 
 SLUG = "countdown-beyond-timeout"
 REPO = Path(__file__).resolve().parents[2]
@@ -87,3 +89,14 @@ def test_each_lock_file_pins_the_celery_and_kombu_series_it_is_named_for():
         assert pins["kombu"].startswith(series + ".")
         assert pins["django"] == project["Django"]  # the worker imports the project
     assert lock_pins("5.7")["celery"] == project["celery"]
+
+
+def test_every_lock_pins_the_project_requirements_it_keeps_at_their_versions():
+    """requirements.txt changed and a lock did not: the matrix's workers would miss a module
+    the project imports. Fix: `python -m teachlab.lab.matrix.locks`."""
+    for series in celery_series():
+        pins = lock_pins(series)
+        for line in lock_input(series):
+            name, _, version = line.split(";")[0].partition("==")
+            name = re.sub(r"[-_.]+", "-", name.split("[")[0].strip().lower())
+            assert pins.get(name) == version.strip(), (series, name, pins.get(name), version)

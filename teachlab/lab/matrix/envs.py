@@ -1,4 +1,5 @@
-"""One worker virtualenv per Celery/kombu pair, made from the pair's lock file in locks/.
+"""One worker virtualenv per Celery/kombu pair, made from the pair's lock file in locks/
+(written by locks.py).
 
 The lab's worker imports Django and the project (`teachlab.lab.celery_app` calls
 django.setup()), so a lock holds the whole runtime with only the Celery stack changed. A
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +19,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-LOCKS = Path(__file__).resolve().parent / "locks"
+from teachlab.lab.matrix.locks import LOCKS
+
 BUILT = "lock.sha256"  # written last: a virtualenv without it is half-built and made again
 
 
@@ -43,12 +46,12 @@ def lock_path(series: str) -> Path:
 
 
 def lock_pins(series: str) -> dict[str, str]:
-    """{"celery": "5.5.3", …} as the lock file pins them."""
+    """{"celery": "5.5.3", …} as the lock file pins them, names normalised (PEP 503)."""
     pins = {}
     for line in lock_path(series).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             name, _, version = line.partition("==")
-            pins[name.strip()] = version.strip()
+            pins[re.sub(r"[-_.]+", "-", name.strip().lower())] = version.strip()
     return pins
 
 

@@ -38,7 +38,6 @@ START_COST = 15.0  # seconds a combination takes to start, for the estimate
 Say = Callable[[str], None]
 
 
-@dataclass
 class WorkersFailed(EnvFailed):
     """The combination's workers exit as soon as they start: a finding about the versions
     (kombu 5.7 on Redis 6.0.9), stored like a verdict, not a runner failure."""
