@@ -32,8 +32,8 @@
   // abnormal close, so the sign shows within DEAD_MS + CHECK_MS of a cut.
   var PING = '{"action":"ping"}';
   var PONG = '{"pong":1}';
-  var BEAT_MS = 1500;
-  var DEAD_MS = 4000;
+  var BEAT_MS = 1000;
+  var DEAD_MS = 3500;
   var CHECK_MS = 250;
 
   function beats(url) {

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 
 PING = '{"action":"ping"}'  # exactly as the page sends it: checked before any parsing
 PONG = '{"pong":1}'  # a JSON control frame: the page's script takes it, htmx never swaps it
-BEAT_SECONDS = 1.5  # the page's beat (ws-reconnect.js BEAT_MS)
-# Four beats missed. The console should drop a silently cut person within 10 s: at most
+BEAT_SECONDS = 1.0  # the page's beat (ws-reconnect.js BEAT_MS)
+# Six beats missed. The console should drop a silently cut person within 10 s: at most
 # SILENT_SECONDS + CHECK_SECONDS after the last frame heard, plus one counts redraw.
 SILENT_SECONDS = 6.0
 CHECK_SECONDS = 1.0
