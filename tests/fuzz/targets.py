@@ -388,6 +388,9 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "lessons:review": const("/review/"),
     "lessons:progress": const("/progress/"),
     "lessons:glossary": const("/glossary/"),
+    "lessons:search": path(
+        "/search/?{}", qs(["q"], q=["prefetch", "visibility timeout", '"NEAR(acks* ', "x" * 300])
+    ),
     "lab:workers": const("/lab/workers/"),
     "lab:estimate": path(
         "/lab/estimate/?{}", qs(LAB_FIELDS, lane=["redis-short", "rabbit-quorum"])
