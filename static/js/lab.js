@@ -144,7 +144,7 @@
   live.addEventListener("htmx:wsClose", function () { status("Connection lost; reconnecting…"); });
 
   // Replay a finished run from its stored events, each drawn by the same fragments as live.
-  var box = live.querySelector("[data-replay-url]");
+  var box = live.querySelector("[data-replay-socket]");
   if (!box) return;
   var replaySocket = null;
   box.addEventListener("click", function (ev) {

@@ -40,10 +40,6 @@ def counts_view(raw: dict[str, Any], tasks: int) -> dict[str, Any]:
     }
 
 
-def run_group(run_id: str) -> str:
-    return f"lab.run.{run_id}"
-
-
 def _epoch(value: Any) -> float | None:
     if value is None:
         return None
@@ -255,11 +251,6 @@ def event_from_task(task, kind: str, *, data: dict | None = None) -> dict | None
 
 
 # --- messages to channel groups (broker panel, workers list) -------------------------------
-
-
-def publish_message(group: str, message: dict) -> None:
-    """Send one message to a group from plain sync code (CLI, monitor, services)."""
-    publish_messages([(group, message)])
 
 
 def publish_messages(messages: list[tuple[str, dict]]) -> None:

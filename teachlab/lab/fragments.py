@@ -421,12 +421,3 @@ def render_redraw_events(
     return render_redraw_html(
         picture, counts=counts, prediction=prediction, done=done, last=last, events=events
     )
-
-
-def render_event_html(event: dict[str, Any], *, counts: dict[str, Any] | None = None) -> str:
-    """Out-of-band swaps for one event: append a receipt row, mark an outcome, grow the
-    timeline, drop a finished countdown bar, and refresh the counters when they are known."""
-    v = event_view(event)
-    counts = counts if counts is not None else event.get("counts")
-    ctx = {"v": v, "counts": counts, "prediction": event.get("prediction")}
-    return render_to_string(f"{TEMPLATE}#event_oob", ctx)

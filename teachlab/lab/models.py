@@ -62,10 +62,6 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"run {self.id} on {self.lane} ({self.status})"
 
-    @property
-    def group(self) -> str:
-        return f"lab.run.{self.id}"
-
 
 class RunEvent(models.Model):
     """One thing that happened to one delivery of one task, as a worker signal saw it."""

@@ -12,7 +12,6 @@ urlpatterns = [
     path("workers/<str:name>/<slug:action>/", views.worker_action, name="worker_action"),
     path("runs/", views.history_page, name="history"),
     path("runs/<token:run_id>/", views.run_page, name="run"),
-    path("runs/<token:run_id>/replay.json", views.replay_json, name="replay"),
     path("runs/<token:run_id>/export.csv", views.export_csv, name="export_csv"),
     path("runs/<token:run_id>/export.json", views.export_json, name="export_json"),
 ]

@@ -1,6 +1,6 @@
 """Lab pages. Views read the request, call a lab function, render; the lab's logic lives in
-firing.py, reading.py, lanes.py, workers.py (the core) and history.py / export.py /
-replay.py (the web side)."""
+firing.py, reading.py, lanes.py, workers.py (the core) and history.py / export.py (the web
+side); a finished run replays over its socket (consumers.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from lessons.learners import learner_for_request
 from teachlab import ratelimits
 from teachlab.identity import payer_of
-from teachlab.lab import export, history, replay
+from teachlab.lab import export, history
 from teachlab.lab.costs import run_cost, run_estimate
 from teachlab.lab.errors import LabError, LabLimitError
 from teachlab.lab.explain import COUNTERS, celery_code
@@ -264,12 +264,6 @@ def _lane_or_none(name: str):
 def history_page(request: HttpRequest) -> HttpResponse:
     rows = history.history_rows(learner=learner_for_request(request))
     return render(request, "lab/history.html", {"rows": rows})
-
-
-@require_GET
-def replay_json(request: HttpRequest, run_id: str) -> JsonResponse:
-    run = _owned_run(request, run_id)
-    return JsonResponse(replay.replay_frames(run))
 
 
 @require_GET

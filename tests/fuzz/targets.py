@@ -203,7 +203,6 @@ HTTP: dict[str, Http] = {
         took=never,
         settings={"LAB_RUNS_PER_MINUTE": 10**6},
     ),
-    "lab:replay": Http(path("/lab/runs/{}/replay.json", ids("run", "run_other")), ("GET",)),
     "lab:export_csv": Http(path("/lab/runs/{}/export.csv", ids("run", "run_other")), ("GET",)),
     "lab:export_json": Http(path("/lab/runs/{}/export.json", ids("run", "run_other")), ("GET",)),
     # lab: experiments

@@ -145,6 +145,30 @@ async def test_a_socket_that_comes_back_gets_only_what_it_missed():
 
 
 @asynctest
+async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
+    """?replay=10 sends the stored receipts again, drawn as live ones, ten times faster."""
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=3)  # at t = 0, 10 and 20 s
+    ws = WebsocketCommunicator(
+        application,
+        f"/ws/lab/runs/{run.id}/?replay=10",
+        headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
+    )
+    assert (await ws.connect())[0]
+    assert "Replaying at 10×" in await ws.receive_from(timeout=5)
+    arrived = {}
+    started = time.monotonic()
+    while len(arrived) < 3:
+        frame = await ws.receive_from(timeout=5)
+        for copy in (1, 2, 3):
+            if f'id="rc-task-a-{copy}"' in frame:
+                arrived.setdefault(copy, time.monotonic() - started)
+    assert arrived[1] < arrived[2] < arrived[3]
+    assert 1.5 < arrived[3] - arrived[1] < 4  # 20 s of run at 10x
+    await ws.disconnect()
+
+
+@asynctest
 async def test_another_learners_socket_is_refused_for_a_run_it_does_not_own():
     owner, _ = await sync_to_async(_learner_with_session)()
     _, stranger_key = await sync_to_async(_learner_with_session)()
@@ -188,8 +212,8 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
         {"text_data": "null"},
         {"text_data": '["resync"]'},
         {"text_data": '{"action": ["resync"]}'},
-        {"text_data": "x" * 1_000_000},
-        {"text_data": "[" * 100_000 + "]" * 100_000},  # nested past the parser's recursion
+        {"text_data": "x" * 60_000},  # under the frame cap (tests/security/test_socket_frames.py)
+        {"text_data": "[" * 30_000 + "]" * 30_000},  # nested past the parser's recursion
     ]
     for frame in frames:
         await sender.send_to(**frame)
@@ -295,3 +319,16 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
         return frame
 
     assert async_to_sync(retry)().count('id="rc-task-a-') == 2
+
+
+def test_run_and_room_sockets_open_no_channel_of_their_own():
+    """Their messages come through the process's hub: Channels makes no per-socket channel
+    (and no subscription nothing reads) when the consumer's layer alias is not configured."""
+    from channels.layers import get_channel_layer
+
+    from teachlab.lab.consumers import RunConsumer
+    from teachlab.workshop.consumers import RoomSocket
+
+    assert get_channel_layer() is not None  # the hubs' layer is there
+    for consumer in (RunConsumer, RoomSocket):
+        assert get_channel_layer(consumer.channel_layer_alias) is None

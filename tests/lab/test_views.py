@@ -142,7 +142,6 @@ def test_the_owner_sees_a_finished_run_with_every_receipt(client, learner):
         "/lab/runs/{id}/",
         "/lab/runs/{id}/export.csv",
         "/lab/runs/{id}/export.json",
-        "/lab/runs/{id}/replay.json",
     ],
 )
 def test_another_learners_run_is_a_404_everywhere(path, learner):
@@ -172,13 +171,6 @@ def test_history_gives_amplification_only_for_runs_that_are_over(client, learner
     assert "after the run" in rows[running.id] and "×" not in rows[running.id]
     done = next(row for run_id, row in rows.items() if run_id != running.id)
     assert "0.00×" in done and "after the run" not in done
-
-
-def test_replay_frames_carry_each_event_as_the_live_fragment(client, learner):
-    run = _run(learner)
-    frames = client.get(f"/lab/runs/{run.id}/replay.json").json()
-    assert [f["t"] for f in frames["events"]] == [0.0, 10.0, 20.0]
-    assert 'id="rc-task-a-3"' in frames["events"][2]["html"]
 
 
 def test_worker_controls_are_hidden_and_refused_without_local_controls(client, settings):
