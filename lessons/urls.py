@@ -9,5 +9,8 @@ urlpatterns = [
     path("settings/theme/", views.theme_set, name="theme"),
     path("q/<slug:slug>/", views.question, name="question"),
     path("q/<slug:slug>/<slug:tier>/", views.tier, name="tier"),
-    path("", include("lessons.quiz_urls")),  # quiz, review, progress, self-rating, sign-up
+    path("", include("lessons.quiz_urls")),
+    path(
+        "", include("lessons.evidence_urls")
+    ),  # measurement notes, case studies, source  # quiz, review, progress, self-rating, sign-up
 ]

@@ -20,11 +20,9 @@ from channels.consumer import get_handler_name
 from django.db import close_old_connections
 
 from teachlab.dbbusy import database_unavailable
+from teachlab.socketnames import CLOSE_TRY_AGAIN
 
 log = logging.getLogger(__name__)
-# "Try again later": htmx's ws extension reconnects on it (as on 1006 and 1012), and a socket
-# that connects again catches up on what it missed.
-CLOSE_TRY_AGAIN = 1013
 
 
 def db_async(func):
@@ -60,6 +58,16 @@ async def db_redraw(func, *args, tries: int = 3, pause: float = 1.0, **kwargs):
                 return None
             await asyncio.sleep(pause)
     return None
+
+
+class HubFed:
+    """A socket whose messages come from its process's hub (lab/hub.py, lab/reader.py,
+    workshop/hub.py), not from a channel of its own: Channels subscribes a channel for every
+    consumer whose channel_layer_alias names a configured layer (AsyncConsumer.__call__), and
+    get_channel_layer returns None for an alias CHANNEL_LAYERS does not name, so none is made:
+    300 sockets cost the hub's one subscription, not 300 that nothing reads."""
+
+    channel_layer_alias = "none: messages come through the process's hub"
 
 
 class NoHopDispatch:

@@ -32,6 +32,10 @@ def env_int(name: str, default: int) -> int:
     return int(env(name, str(default)))
 
 
+def env_float(name: str, default: float) -> float:
+    return float(env(name, str(default)))
+
+
 # Two modes, one switch: TEACHLAB_DEBUG=1 (the default) is a laptop; TEACHLAB_DEBUG=0 is
 # production, which refuses the repository's key and turns every protection below on.
 # https://docs.djangoproject.com/en/5.2/ref/settings/#secret-key
@@ -362,6 +366,12 @@ LAB_MAX_HELD_PER_LANE = env_int("LAB_MAX_HELD_PER_LANE", 40_000)
 # child past it (worker_max_memory_per_child). An idle worker is about 125 MB; the lane
 # limit above all on one worker would be about 590 MB. 0: no ceiling.
 LAB_WORKER_MAX_MEMORY_MB = env_int("LAB_WORKER_MAX_MEMORY_MB", 768)
+# The live path's pacing (docs/configuration.md; measured in docs/measurements/history/lab.md):
+# a run reader gathers a burst's start, then keeps its frames a least gap apart; the recorder
+# stores one bigger batch per gap during a burst.
+LAB_HUB_GATHER_SECONDS = env_float("LAB_HUB_GATHER", 0.015)
+LAB_HUB_MIN_GAP_SECONDS = env_float("LAB_HUB_MIN_GAP", 0.015)
+LAB_RECORDER_GAP_SECONDS = env_float("LAB_RECORDER_GAP", 0.5)
 # Experiment 11 (lessons/experiments/default-restore-sweep.yaml) needs kombu's default
 # restore sweep (10 s x 10, BROKER-FACTS 1) on a database no tuned sweeper shares.
 LAB_EXTRA_LANES = [
@@ -386,9 +396,22 @@ LOGGING = {
     # 503s start?"), beside gunicorn's own timestamped lines.
     "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
+    "filters": {"without_traceback": {"()": "teachlab.logfilters.WithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        # A bad Host is one line (the value sent), not a traceback per scanner's probe.
+        "django.security.DisallowedHost": {"filters": ["without_traceback"]},
+    },
 }
+
+# --- WebSockets ------------------------------------------------------------------------------
+# The largest frame a browser may send (bytes). Pages send small JSON (a vote, a resync; the
+# workshop's own frames stop at 4 KiB), so 64 KiB is room to spare. uvicorn refuses a larger
+# frame from its header, before reading it (close 1009); the consumers refuse it too, for any
+# other server. uvicorn's own default is 16 MiB held in memory per frame.
+WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 64 * 1024)
 
 # --- Workshop rooms --------------------------------------------------------------------------
 # Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.

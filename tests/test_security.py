@@ -287,7 +287,6 @@ def test_another_learners_runs_and_attempts_look_missing_on_every_page_and_expor
     )
     pages = [
         reverse("lab:run", args=[run.id]),
-        reverse("lab:replay", args=[run.id]),
         reverse("lab:export_csv", args=[run.id]),
         reverse("lab:export_json", args=[run.id]),
         reverse("lab:experiments:run_charts", args=[run.id]),

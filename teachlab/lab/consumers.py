@@ -17,15 +17,15 @@ from django.template.loader import render_to_string
 
 from lessons.learners import learner_for_scope
 from teachlab import ratelimits
-from teachlab.dbasync import NoHopDispatch, db_async
+from teachlab.dbasync import HubFed, NoHopDispatch, db_async
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
-from teachlab.lab.monitor import WORKERS_GROUP
 from teachlab.lab.reader import reader_join, reader_leave
+from teachlab.socketframes import FrameSizeCapped
+from teachlab.socketnames import CLOSE_REFUSED, WORKERS_GROUP, broker_group
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
-CLOSE_NOT_YOURS = 4403
 RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
 REPLAY_SPEEDS = {1.0, 10.0}
 REPLAY_TICK = 0.05  # seconds of replay time gathered into one frame
@@ -181,7 +181,7 @@ def _query(scope: dict) -> dict[str, str]:
     return {key: values[-1] for key, values in raw.items() if values}
 
 
-class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
+class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer):
     """Lab events come from the run's reader (reader.py); broker snapshots from the process's
     hub for the lane's group (hub.py)."""
 
@@ -196,7 +196,7 @@ class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
         run = await owned_run(self.scope, run_id)
         if run is None:
             # Missing and not-yours look the same: the handshake is refused.
-            await self.close(code=CLOSE_NOT_YOURS)
+            await self.close(code=CLOSE_REFUSED)
             return
         self.run = run
         query = _query(self.scope)
@@ -288,7 +288,7 @@ class RunConsumer(NoHopDispatch, AsyncWebsocketConsumer):
             return ""
         if lane.kind != "redis":
             return ""
-        await self._join(f"lab.broker.{lane.name}")
+        await self._join(broker_group(lane.name))
         return run_tag(run.id)
 
     async def disconnect(self, code: int) -> None:

@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from typing import Protocol
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 log = logging.getLogger(__name__)
 
 # After the first message of a burst, wait this long for the rest: every frame costs the server the
 # same whatever its size, so fewer, larger frames keep a burst's tail short (scripts/bench_lab.py).
-GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
+GATHER_SECONDS = settings.LAB_HUB_GATHER_SECONDS
 
 
 class Member(Protocol):

@@ -17,13 +17,9 @@ from django.db import close_old_connections
 from teachlab.lab.broker import BrokerWatcher
 from teachlab.lab.events import publish_messages
 from teachlab.lab.lanes import lane_status, lanes
+from teachlab.socketnames import WORKERS_GROUP, broker_group
 
 log = logging.getLogger(__name__)
-WORKERS_GROUP = "lab.workers"
-
-
-def broker_group(lane_name: str) -> str:
-    return f"lab.broker.{lane_name}"
 
 
 def broker_messages(watchers: dict[str, BrokerWatcher]) -> list[tuple[str, dict]]:

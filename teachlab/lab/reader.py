@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from django.conf import settings
 
 from teachlab.dbasync import db_async
 from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
@@ -31,9 +32,9 @@ log = logging.getLogger(__name__)
 # put the reader 50-90 ms behind a restore sweep's 200 copies, while drawing was slow; no wait
 # at all sent one frame per one or two events, and with 50 watchers and a browser on two cores
 # the frames themselves fell behind (docs/measurements/history/lab.md).
-GATHER_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_GATHER", "0.015"))
+GATHER_SECONDS = settings.LAB_HUB_GATHER_SECONDS
 BUSY_SECONDS = 0.05
-MIN_GAP_SECONDS = float(os.environ.get("TEACHLAB_LAB_HUB_MIN_GAP", "0.015"))
+MIN_GAP_SECONDS = settings.LAB_HUB_MIN_GAP_SECONDS
 READ_COUNT = 5000  # entries per XREAD
 KEEP_BATCHES = 2000  # batches kept for reconnects; older gaps get a full redraw
 IDLE_SECONDS = 30.0  # a reader with no watchers stops after this long

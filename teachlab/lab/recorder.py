@@ -15,6 +15,7 @@ import socket
 import time
 
 import redis
+from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 
 from teachlab.lab.store import app_redis
@@ -30,7 +31,7 @@ CLAIM_EVERY = 5.0  # seconds between looks for such entries
 # leaves the cores to the workers: with one core taken by a busy loop, the lab made about 3 %
 # fewer copies than its control without it (docs/measurements/history/lab.md). Nothing waits on the
 # database for live views (they read the log), so the delay is only the stored history's.
-GAP_SECONDS = float(os.environ.get("TEACHLAB_LAB_RECORDER_GAP", "0.5"))
+GAP_SECONDS = settings.LAB_RECORDER_GAP_SECONDS
 FORGET_AFTER = 600  # seconds after a run settles before its stream is no longer followed
 
 

@@ -17,12 +17,9 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from teachlab.dbasync import db_redraw
+from teachlab.socketnames import room_group
 from teachlab.workshop import fragments, screens, selectors
 from teachlab.workshop.models import Room
-
-
-def room_group(room_id: int) -> str:
-    return f"workshop.room.{room_id}"
 
 
 def send(room, *, participant: str = "", presenter: str = "", screen: str = "", **extra) -> None:

@@ -14,7 +14,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
 from teachlab import dbbusy
-from teachlab.dbasync import NoHopDispatch, db_async
+from teachlab.dbasync import HubFed, NoHopDispatch, db_async
+from teachlab.socketframes import FrameSizeCapped
+from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
     broadcast,
     fragments,
@@ -36,16 +38,11 @@ from teachlab.workshop.models import Room, Seat
 
 log = logging.getLogger(__name__)
 
-CLOSE_REFUSED = 4403
-CLOSE_ENDED = 4410  # htmx's ws extension does not reconnect on a 4xxx close
 REFRESHES = {"predict": "spread"}  # what the presenter redraws after each
 COUNTED = {"vote", "predict", "answer"}  # what changes the live counts (livecounts.py)
 
 
-class RoomSocket(NoHopDispatch, AsyncWebsocketConsumer):
-    # No channel of its own: room messages reach a socket through its process's hub, so 300
-    # sockets cost one channel-layer subscription instead of 300.
-    channel_layer_alias = "workshop-sockets-listen-through-the-hub"
+class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer):
     is_presenter = False
     is_screen = False
     seat_id: int | None = None

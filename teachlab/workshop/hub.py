@@ -17,8 +17,9 @@ from channels.layers import get_channel_layer
 
 from teachlab.dbasync import db_async
 from teachlab.lab.reader import reader_join, reader_leave
+from teachlab.socketnames import CLOSE_REFUSED, room_group
 from teachlab.workshop import fragments
-from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part, room_group
+from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part
 from teachlab.workshop.models import Room, SharedRun
 from teachlab.workshop.predictions import shared_run_finish
 
@@ -29,7 +30,6 @@ log = logging.getLogger(__name__)
 # that arrive while a frame is going out to every screen go in the next frame, sent as soon as
 # that one is out, so a burst's frames follow each other as fast as the screens take them.
 RUN_BATCH_SECONDS = 0.03
-CLOSE_REMOVED = 4403  # like a refused socket: htmx's ws extension does not reconnect on 4xxx
 
 
 class Member(Protocol):
@@ -230,7 +230,7 @@ class RoomHub:
                     if presenter:
                         await member.hub_push(presenter)
                 elif member.seat_id == seat_id:
-                    await member.hub_push(participant, close=close, code=CLOSE_REMOVED)
+                    await member.hub_push(participant, close=close, code=CLOSE_REFUSED)
             except Exception:  # noqa: BLE001 - a socket that went away mid-send
                 log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 

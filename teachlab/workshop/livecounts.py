@@ -9,7 +9,7 @@ import time
 from channels.layers import get_channel_layer
 
 from teachlab.dbasync import db_redraw
-from teachlab.workshop.broadcast import room_group
+from teachlab.socketnames import room_group
 from teachlab.workshop.models import Room
 from teachlab.workshop.screens import counts_html
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from teachlab.workshop.consumers import CLOSE_ENDED, ParticipantSocket, PresenterSocket
-from teachlab.workshop.hub import CLOSE_REMOVED
+from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
+from teachlab.workshop.consumers import ParticipantSocket, PresenterSocket
 from teachlab.workshop.models import Room, Seat
 from teachlab.workshop.rooms import seat_cookie_name
 from tests.fuzz.strategies import BATCH, FUZZ, frame_text
@@ -184,10 +184,10 @@ def _one_frame(world, socks, loop, name: str, which: str, text: str, as_bytes: b
         loop.run(socks.connect("participant"))
         world.baseline = state()
     elif accepted and Seat.objects.filter(pk=world.ids["seat"], kicked_at__isnull=False):
-        # A kick of the participant's own seat closes its socket (hub.CLOSE_REMOVED): readmit
+        # A kick of the participant's own seat closes its socket (hub.CLOSE_REFUSED): readmit
         # it and connect again, so the next frames still reach a seated participant.
         assert name == "workshop:kick", (name, which, text[:200])
-        loop.run(socks.wait_ended("participant", CLOSE_REMOVED))
+        loop.run(socks.wait_ended("participant", CLOSE_REFUSED))
         Seat.objects.filter(pk=world.ids["seat"]).update(kicked_at=None)
         loop.run(socks.connect("participant"))
         world.baseline = state()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from teachlab.lab.events import counts_view
 from teachlab.lab.experiments.checks import (
     COUNTED,
     RUN_METRICS,
@@ -528,14 +529,15 @@ def test_run_totals_extremes_and_ratios_over_tasks_that_did_nothing():
     obs = Observation(tasks={"a": 1.0, "b": 1.0, "c": 1.0}, events=events)
     assert run_metric(observation=obs, what="executions") == 3.0
     assert run_metric(observation=obs, what="amplification") == 1.0
-    assert run_metric(observation=obs, what="duplicates") == 0.0  # 3 receipts, 3 tasks
+    # 3 receipts for 3 tasks, but a's second copy is an extra one whatever c did.
+    assert run_metric(observation=obs, what="duplicates") == 1.0
     assert run_metric(observation=obs, what="min_executions") == 0.0
     assert run_metric(observation=obs, what="max_executions") == 2.0
     assert run_metric(observation=obs, what="min_first_start") == 1.0
     assert run_metric(observation=obs, what="max_first_start") == 2.0
     assert run_metric(observation=obs, what="tasks_run_more_than_once") == 1.0
     short = Observation(tasks={"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}, events=events)
-    assert run_metric(observation=short, what="duplicates") == 0.0  # fewer receipts than tasks
+    assert run_metric(observation=short, what="duplicates") == 1.0  # fewer receipts than tasks
     thirds = Observation(tasks={"a": 1.0, "b": 1.0, "c": 1.0}, events=_copy("a", 0.0, 1.0))
     assert run_metric(observation=thirds, what="amplification") == 0.33
     assert run_metric(observation=thirds, what="min_first_start") == 1.0
@@ -615,3 +617,12 @@ def test_a_dead_pool_child_and_the_delivery_count_are_read_from_the_stored_event
     assert task_metric(observation=obs, what="worker_lost") == {"a": 1.0, "b": 0.0}
     assert task_metric(observation=obs, what="failures") == {"a": 2.0, "b": 0.0}
     assert task_metric(observation=obs, what="delivery_count") == {"a": 2.0, "b": 0.0}
+
+
+def test_duplicates_mean_the_same_in_the_checks_as_on_the_run_page():
+    """One meaning (receipts beyond the first of each task) for experiments and the live
+    counters: task a twice, b once, c never."""
+    events = _copy("a", 0.0, 1.0) + _copy("a", 0.5, 1.5) + _copy("b", 0.0, 2.0)
+    obs = Observation(tasks={"a": 1.0, "b": 1.0, "c": 1.0}, events=events)
+    page = counts_view({"received": 3, "first": 2}, 3)["duplicates"]
+    assert run_metric(observation=obs, what="duplicates") == page == 1

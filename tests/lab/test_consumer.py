@@ -212,8 +212,8 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
         {"text_data": "null"},
         {"text_data": '["resync"]'},
         {"text_data": '{"action": ["resync"]}'},
-        {"text_data": "x" * 1_000_000},
-        {"text_data": "[" * 100_000 + "]" * 100_000},  # nested past the parser's recursion
+        {"text_data": "x" * 60_000},  # under the frame cap (tests/security/test_socket_frames.py)
+        {"text_data": "[" * 30_000 + "]" * 30_000},  # nested past the parser's recursion
     ]
     for frame in frames:
         await sender.send_to(**frame)
@@ -319,3 +319,16 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
         return frame
 
     assert async_to_sync(retry)().count('id="rc-task-a-') == 2
+
+
+def test_run_and_room_sockets_open_no_channel_of_their_own():
+    """Their messages come through the process's hub: Channels makes no per-socket channel
+    (and no subscription nothing reads) when the consumer's layer alias is not configured."""
+    from channels.layers import get_channel_layer
+
+    from teachlab.lab.consumers import RunConsumer
+    from teachlab.workshop.consumers import RoomSocket
+
+    assert get_channel_layer() is not None  # the hubs' layer is there
+    for consumer in (RunConsumer, RoomSocket):
+        assert get_channel_layer(consumer.channel_layer_alias) is None

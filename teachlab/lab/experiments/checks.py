@@ -187,7 +187,11 @@ def _amplification(obs: Observation) -> float | None:
 
 
 def _duplicates(obs: Observation) -> float:
-    return max(0.0, _total("receipts", obs) - len(obs.tasks))
+    """Receipts beyond the first of each task, as the run page counts them
+    (events.counts_view: received minus first copies): a task that never arrived does not
+    hide another task's extra copy."""
+    receipts = task_metric(observation=obs, what="receipts").values()
+    return float(sum(max(0, (v or 0) - 1) for v in receipts))
 
 
 def _tasks_run_more_than_once(obs: Observation) -> float:
@@ -218,7 +222,7 @@ RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
         name: (partial(_total, name), f"{TASK_METRICS[name][1]}, all tasks together")
         for name in COUNTED
     },
-    "duplicates": (_duplicates, "deliveries beyond one per task"),
+    "duplicates": (_duplicates, "receipts beyond the first of each task: the extra copies"),
     "amplification": (_amplification, "executions per task"),
     "tasks_run_more_than_once": (_tasks_run_more_than_once, "tasks whose body ran twice or more"),
     "messages_left": (
