@@ -18,6 +18,14 @@ DARK_BG = "rgb(20, 22, 26)"  # --bg in static/css/dark.css
 LIGHT_BG = "rgb(251, 251, 248)"  # --bg in static/css/site.css
 
 
+# "How we know" opens these: a measurement note, a seed case study, a source view.
+EVIDENCE = [
+    "notes/1",
+    "cases/payout-timeouts-at-12-hours",
+    "source/kombu.transport.redis/QoS.restore_visible",
+]
+
+
 def background(page) -> str:
     return page.evaluate("getComputedStyle(document.body).backgroundColor")
 
@@ -31,13 +39,14 @@ def choose(page, theme: str) -> int:
 
 def main_pages(page, base: str) -> list[str]:
     """Home, a question with every tier, the lab, the glossary, the quiz and one attempt of
-    it, and the workshop's join page."""
+    it, the workshop's join page and the evidence pages."""
     slug = all_questions()[0].slug
     page.goto(f"{base}/quiz/")
     page.get_by_role("button", name=re.compile("^Quiz me on")).first.click()
     expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
     attempt = page.url.removeprefix(base)
-    return ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/quiz/", attempt, "/workshop/join/"]
+    pages = ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/quiz/", attempt, "/workshop/join/"]
+    return pages + [f"/evidence/{kind}/" for kind in EVIDENCE]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
