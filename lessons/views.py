@@ -110,6 +110,16 @@ def glossary(request: HttpRequest) -> HttpResponse:
     )
 
 
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """/search/?q=…: questions, tiers, claims, experiments and glossary terms matching every
+    word, best first, each linking to where it is shown."""
+    from lessons.search import search as search_content
+
+    outcome = search_content(request.GET.get("q", ""))
+    return render(request, "lessons/search.html", {"outcome": outcome})
+
+
 @require_POST
 def theme_set(request: HttpRequest) -> HttpResponse:
     """The theme switch: static/js/theme.js repaints at once and posts in the background

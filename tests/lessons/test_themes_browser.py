@@ -45,7 +45,8 @@ def main_pages(page, base: str) -> list[str]:
     page.get_by_role("button", name=re.compile("^Quiz me on")).first.click()
     expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
     attempt = page.url.removeprefix(base)
-    pages = ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/quiz/", attempt, "/workshop/join/"]
+    pages = ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/search/?q=prefetch", "/quiz/"]
+    pages += [attempt, "/workshop/join/"]
     return pages + [f"/evidence/{kind}/" for kind in EVIDENCE]
 
 
