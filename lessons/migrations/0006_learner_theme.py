@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lessons', '0004_course_imported_activity'),
+        ('lessons', '0005_searchentry'),
     ]
 
     operations = [
