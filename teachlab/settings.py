@@ -426,3 +426,7 @@ WORKSHOP_JOIN_WINDOW_SECONDS = env_int("WORKSHOP_JOIN_WINDOW_SECONDS", 60)
 # The address participants type or scan; "" builds it from the request, which is a loopback
 # address when the presenter opened the page as localhost.
 WORKSHOP_PUBLIC_URL = env("PUBLIC_URL", "").rstrip("/")
+# The classroom's time zone (an IANA name, e.g. Europe/Berlin) for the times in the results'
+# CSVs: a spreadsheet cell has no zone, so they are written as local time, the zone in the
+# column's header. Defaults to TIME_ZONE.
+WORKSHOP_TIME_ZONE = env("WORKSHOP_TIME_ZONE", TIME_ZONE)

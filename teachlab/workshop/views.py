@@ -483,6 +483,8 @@ def results_csv(request: HttpRequest, room: Room, kind: str) -> HttpResponse:
     if kind not in results.EXPORTS:
         raise Http404(f"Exports: {', '.join(results.EXPORTS)}.")
     rows_for, columns = results.EXPORTS[kind]
-    response = HttpResponse(results.rows_csv(rows_for(room), columns), content_type="text/csv")
+    response = HttpResponse(
+        results.rows_csv(rows_for(room), columns), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="workshop-{room.code}-{kind}.csv"'
     return response
