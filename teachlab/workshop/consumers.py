@@ -7,8 +7,11 @@ readmit, rename); the projector's socket needs the same people and only listens.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
+import time
 from importlib import import_module
 from types import SimpleNamespace
 
@@ -23,6 +26,7 @@ from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
     broadcast,
     fragments,
+    heartbeat,
     livecounts,
     predictions,
     presence,
@@ -50,11 +54,14 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
     is_screen = False
     seat_id: int | None = None
     closing = False  # set when the server closes it: frames still queued are not acted on
+    watch: asyncio.Task | None = None  # the silence watch, from the page's first beat
+    silent = False  # counted out by the watch; any frame counts it back in
     frame_limit = ratelimit.PARTICIPANT_FRAMES
     room_frame_limit = ratelimit.ROOM_FRAMES
 
     async def connect(self) -> None:
         self.room_id = None
+        self.heard_at = time.monotonic()
         code = self.scope["url_route"]["kwargs"]["code"]
         found = await db_async(self.identify)(code)
         if found is None:
@@ -72,6 +79,10 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
         await self.presence_change(entering=True)
 
     async def disconnect(self, code) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watch
         if self.room_id is not None:
             await hub_leave(self.room_id, self)
             await self.presence_change(entering=False)
@@ -89,8 +100,29 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
             await self.presence_change(entering=False)
             await self.close(code=code or CLOSE_ENDED)
 
+    async def beat(self) -> None:
+        """A page's ping (heartbeat.py): answered, outside the frame budget; the first arms
+        the silence watch."""
+        await self.send(text_data=heartbeat.PONG)
+        if self.watch is None:
+            self.watch = asyncio.create_task(
+                heartbeat.silence_watch(lambda: self.heard_at, self.fell_silent)
+            )
+
+    async def fell_silent(self) -> None:
+        """No frame for heartbeat.SILENT_SECONDS: a silent cut, counted out of the room now."""
+        self.silent = True
+        await self.presence_change(entering=False)
+
     async def receive(self, text_data=None, bytes_data=None) -> None:
         if self.closing:
+            return
+        self.heard_at = time.monotonic()
+        if self.silent:
+            self.silent = False
+            await self.presence_change(entering=True)
+        if heartbeat.is_ping(text_data):
+            await self.beat()
             return
         refusal = await self.over_budget()
         if refusal:
