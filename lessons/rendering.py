@@ -99,5 +99,15 @@ def highlight_code(code: str, language: str) -> SafeString:
     return mark_safe(_focusable_scroll_boxes(html))  # noqa: S308 - Pygments escapes the source
 
 
+def highlight_lines(code: str, language: str, *, first_line: int, marked: tuple[int, ...]):
+    """Highlighted code numbered from `first_line` (its line in the file), `marked` lines
+    (1-based within `code`) picked out; Pygments escapes the source itself."""
+    formatter = HtmlFormatter(
+        cssclass=CODE_CSS_CLASS, linenos="inline", linenostart=first_line, hl_lines=list(marked)
+    )
+    html = highlight(code, lexer_for(language), formatter)
+    return mark_safe(_focusable_scroll_boxes(html))  # noqa: S308 - Pygments escapes the source
+
+
 def pygments_css(style: str = "default") -> str:
     return HtmlFormatter(style=style).get_style_defs(f".{CODE_CSS_CLASS}")

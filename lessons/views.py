@@ -106,3 +106,13 @@ def glossary(request: HttpRequest) -> HttpResponse:
     return render(
         request, "lessons/glossary.html", {"terms": loaded.terms, "problems": loaded.problems}
     )
+
+
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """/search/?q=…: questions, tiers, claims, experiments and glossary terms matching every
+    word, best first, each linking to where it is shown."""
+    from lessons.search import search as search_content
+
+    outcome = search_content(request.GET.get("q", ""))
+    return render(request, "lessons/search.html", {"outcome": outcome})

@@ -111,11 +111,14 @@ def web_argv(host: str, port: int) -> list[str]:
     """The web server: one uvicorn process, the same server as each of scripts/serve's workers.
     Measured with scripts/bench_lab.py and 300 watchers of one run, its WebSocket path kept the
     browser's p95 at about half of daphne's (docs/measurements/history/lab.md); per-message
-    deflate is off for the reason teachlab/webworker.py gives."""
+    deflate is off for the reason teachlab/webworker.py gives, and frames are capped as there."""
+    from django.conf import settings
+
     return [
         sys.executable, "-m", "uvicorn", "teachlab.asgi:application",
         "--host", host, "--port", str(port),
         "--ws", "websockets-sansio", "--ws-per-message-deflate", "false",
+        "--ws-max-size", str(settings.WS_MAX_FRAME_BYTES),
         "--lifespan", "off", "--log-level", "warning",
     ]  # fmt: skip
 

@@ -395,9 +395,22 @@ LOGGING = {
     # 503s start?"), beside gunicorn's own timestamped lines.
     "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
+    "filters": {"without_traceback": {"()": "teachlab.logfilters.WithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        # A bad Host is one line (the value sent), not a traceback per scanner's probe.
+        "django.security.DisallowedHost": {"filters": ["without_traceback"]},
+    },
 }
+
+# --- WebSockets ------------------------------------------------------------------------------
+# The largest frame a browser may send (bytes). Pages send small JSON (a vote, a resync; the
+# workshop's own frames stop at 4 KiB), so 64 KiB is room to spare. uvicorn refuses a larger
+# frame from its header, before reading it (close 1009); the consumers refuse it too, for any
+# other server. uvicorn's own default is 16 MiB held in memory per frame.
+WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 64 * 1024)
 
 # --- Workshop rooms --------------------------------------------------------------------------
 # Seats per room: above any real workshop (the benchmark runs 300), below a scripted flood.
@@ -413,3 +426,7 @@ WORKSHOP_JOIN_WINDOW_SECONDS = env_int("WORKSHOP_JOIN_WINDOW_SECONDS", 60)
 # The address participants type or scan; "" builds it from the request, which is a loopback
 # address when the presenter opened the page as localhost.
 WORKSHOP_PUBLIC_URL = env("PUBLIC_URL", "").rstrip("/")
+# The classroom's time zone (an IANA name, e.g. Europe/Berlin) for the times in the results'
+# CSVs: a spreadsheet cell has no zone, so they are written as local time, the zone in the
+# column's header. Defaults to TIME_ZONE.
+WORKSHOP_TIME_ZONE = env("WORKSHOP_TIME_ZONE", TIME_ZONE)

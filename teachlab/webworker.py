@@ -4,8 +4,10 @@ Channels' router answers only HTTP and WebSocket scopes, so the ASGI lifespan pr
 off (uvicorn would otherwise log that the app refuses it at every start). Per-message deflate
 is off: a lab batch goes to every watcher, and compressing it once per socket took more of the
 server's CPU than anything else with 300 watchers (docs/measurements/history/lab.md).
+Frames over settings.WS_MAX_FRAME_BYTES are refused from their header (close 1009), not read.
 """
 
+from django.conf import settings
 from uvicorn_worker import UvicornWorker
 
 
@@ -15,4 +17,5 @@ class WebWorker(UvicornWorker):
         "lifespan": "off",
         "ws": "websockets-sansio",
         "ws_per_message_deflate": False,
+        "ws_max_size": settings.WS_MAX_FRAME_BYTES,
     }

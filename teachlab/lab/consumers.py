@@ -22,6 +22,7 @@ from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
 from teachlab.lab.reader import reader_join, reader_leave
+from teachlab.socketframes import FrameSizeCapped
 from teachlab.socketnames import CLOSE_REFUSED, WORKERS_GROUP, broker_group
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
@@ -180,7 +181,7 @@ def _query(scope: dict) -> dict[str, str]:
     return {key: values[-1] for key, values in raw.items() if values}
 
 
-class RunConsumer(HubFed, NoHopDispatch, AsyncWebsocketConsumer):
+class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer):
     """Lab events come from the run's reader (reader.py); broker snapshots from the process's
     hub for the lane's group (hub.py)."""
 

@@ -1,0 +1,3 @@
+"""The workshop's room fixtures, for the socket probes here."""
+
+from tests.workshop.conftest import instructor, room  # noqa: F401
