@@ -12,8 +12,11 @@ import contextlib
 import logging
 import secrets
 import time
+from importlib import import_module
+from types import SimpleNamespace
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from teachlab import dbbusy
@@ -202,6 +205,17 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
         raise NotImplementedError
 
 
+def user_now(scope: dict):
+    """The user the socket's session names now (AnonymousUser once it signed out or its
+    password changed): the scope's user is the one at the handshake."""
+    from django.contrib.auth import get_user
+
+    session = scope.get("session")
+    key = getattr(session, "session_key", None)
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+    return get_user(SimpleNamespace(session=store))
+
+
 def _run_to_follow(room: Room) -> str:
     shared = room.shared_run
     if shared is not None and shared.run_id and shared.observed is None:
@@ -366,8 +380,13 @@ class PresenterSocket(RoomSocket):
         return [(f"presenter:{self.room_id}:{self.user_id}", self.frame_limit)]
 
     def room(self) -> Room:
+        """The room, if this socket's user may still drive it: the user and the session are read
+        again for each action, so one demoted or signed out since the socket opened is refused."""
         room = Room.objects.get(pk=self.room_id)
-        if not rooms.can_drive(user=self.scope.get("user"), room=room):
+        user = user_now(self.scope)
+        if not user.is_authenticated:
+            raise WorkshopError("You are signed out: sign in again to run the room.")
+        if user.pk != self.user_id or not rooms.can_drive(user=user, room=room):
             raise WorkshopError("Only the room's instructor can do that.")
         return room
 
