@@ -23,6 +23,8 @@ class Learner(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # "" until the learner picks one: the visitor's theme cookie, else the system's, applies
+    theme = models.CharField(max_length=6, blank=True, default="")
 
     def __str__(self) -> str:
         return f"learner {self.pk} ({self.user or 'anonymous'})"
