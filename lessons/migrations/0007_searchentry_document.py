@@ -30,7 +30,7 @@ def gin_drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lessons', '0005_searchentry'),
+        ('lessons', '0006_learner_theme'),
     ]
 
     operations = [
