@@ -34,17 +34,7 @@ from lessons.models import (
     TierReveal,
 )
 from lessons.progress_file import SAID, ProgressFile, ProgressFileError
-
-# The report's words for each kind of record: (one, several).
-NOUNS = {
-    "tiers revealed": ("tier revealed", "tiers revealed"),
-    "self-ratings": ("self-rating", "self-ratings"),
-    "quiz attempts": ("quiz attempt", "quiz attempts"),
-    "quiz answers": ("quiz answer", "quiz answers"),
-    "review items": ("review item", "review items"),
-    "lab run summaries": ("lab run summary", "lab run summaries"),
-    "experiment attempt summaries": ("experiment attempt summary", "experiment attempt summaries"),
-}
+from lessons.record_nouns import counted
 
 
 @dataclass
@@ -71,7 +61,7 @@ class ImportReport:
             ("Updated (the file's copy was newer)", self.updated),
             ("Already here, kept", self.kept),
         ):
-            parts = [f"{n} {NOUNS[what][n != 1]}" for what, n in counter.items() if n]
+            parts = [counted(what, n) for what, n in counter.items() if n]
             if parts:
                 out.append(f"{title}: {', '.join(parts)}.")
         return out or ["The file held no progress."]
