@@ -99,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "lessons.themes.theme_context",
             ],
         },
     },
@@ -212,6 +213,14 @@ LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
 # Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
 # well under 1 MB, so 2 MB refuses junk before it is parsed.
 PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
+# Largest request body any page reads (bytes), enforced while it is read (teachlab/bodylimit.py):
+# the largest real one is a progress file (above), so a learner whose file is a little too
+# large still gets the import page's own message.
+MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 4 * 1024 * 1024)
+# Rows one import may write (records and quiz answers) and seconds it may take before it is
+# undone: 2 MB of small records was 18,500 rows and about 15 s of database work (issue 26).
+PROGRESS_IMPORT_MAX_ROWS = env_int("PROGRESS_IMPORT_MAX_ROWS", 10_000)
+PROGRESS_IMPORT_MAX_SECONDS = float(env("PROGRESS_IMPORT_MAX_SECONDS", "10"))
 
 # --- Security: production mode is secure by default ------------------------------------------
 # Each HTTPS protection can be turned off for a plain-HTTP room network (scripts/run
