@@ -100,3 +100,16 @@ def test_every_lock_pins_the_project_requirements_it_keeps_at_their_versions():
             name, _, version = line.split(";")[0].partition("==")
             name = re.sub(r"[-_.]+", "-", name.split("[")[0].strip().lower())
             assert pins.get(name) == version.strip(), (series, name, pins.get(name), version)
+
+
+def test_a_second_matrix_run_is_refused_while_one_holds_var_matrix(settings, tmp_path):
+    from teachlab.lab.matrix.envs import EnvFailed
+    from teachlab.lab.matrix.runner import one_matrix_at_a_time
+
+    settings.BASE_DIR = tmp_path
+    with one_matrix_at_a_time():
+        with pytest.raises(EnvFailed, match="another `lab matrix` is running"):
+            with one_matrix_at_a_time():
+                pass
+    with one_matrix_at_a_time():  # free again once the first is done
+        pass

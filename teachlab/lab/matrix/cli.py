@@ -11,7 +11,7 @@ import json
 import sys
 from typing import TextIO
 
-from teachlab.lab.matrix.envs import celery_series
+from teachlab.lab.matrix.envs import EnvFailed, celery_series
 from teachlab.lab.matrix.servers import REDIS_SERIES
 
 CLI_LEARNER_KEY = "lab-matrix-cli"
@@ -87,13 +87,17 @@ def matrix_command(
         if not as_json:
             out.write(_line(record) + "\n")
 
-    records = matrix_run(
-        combinations=combinations,
-        experiments=experiments,
-        learner=learner,
-        say=say,
-        on_record=shown,
-    )
+    try:
+        records = matrix_run(
+            combinations=combinations,
+            experiments=experiments,
+            learner=learner,
+            say=say,
+            on_record=shown,
+        )
+    except EnvFailed as exc:  # another matrix run holds var/matrix/
+        err.write(f"{exc}\n")
+        return 2
     for slug in {r["experiment"] for r in records}:
         stored = [r for r in records if r["experiment"] == slug and r["verdict"] != "not run"]
         if stored:

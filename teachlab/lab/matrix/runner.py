@@ -9,6 +9,8 @@ same Redis are never taken for the combination's.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shutil
 import signal
@@ -16,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -198,6 +201,26 @@ def _clock(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+@contextmanager
+def one_matrix_at_a_time():
+    """Two matrix runs would build one virtualenv at once and see each other's workers in
+    the registry (same lane names): the second one is refused."""
+    matrix_dir().mkdir(parents=True, exist_ok=True)
+    with open(matrix_dir() / "run.lock", "a+") as held:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.seek(0)
+            raise EnvFailed(
+                f"another `lab matrix` is running (pid {held.read().strip()})"
+            ) from None
+        held.seek(0)
+        held.truncate()
+        held.write(str(os.getpid()))
+        held.flush()
+        yield
+
+
 def matrix_run(
     *,
     combinations: list[Combination],
@@ -212,7 +235,7 @@ def matrix_run(
     per_combination = START_COST + sum(e.seconds for e in experiments if redis_lanes[e.slug])
     records: list[dict] = []
     logs = matrix_dir() / "logs"
-    with override_settings(REDIS_DB_APP=settings.LAB_MATRIX_DB_APP):
+    with one_matrix_at_a_time(), override_settings(REDIS_DB_APP=settings.LAB_MATRIX_DB_APP):
         stack = recorder(logs)
         try:
             for index, combination in enumerate(combinations):
