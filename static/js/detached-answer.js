@@ -1,9 +1,9 @@
 // The console's buttons sit inside the parts their own action redraws (the reveal button in
 // the claim it reveals), and the room's socket often brings that redraw before the button's
 // HTTP answer. htmx then looks for the answer's out-of-band parts under the detached form,
-// finds no target and logs htmx:oobErrorNoTarget (issue 28's walk), and the answer (a
-// refusal's message too) is lost. So a swap-less request of the console is answered through
-// the page's body, and once its form has left the page, swapped against the whole document.
+// finds no target and logs htmx:oobErrorNoTarget (issue 28's walk). The socket's redraw is
+// the newer one (a shared run's receipts may already be in it), so of such a late answer only
+// its message (#ws-error: a refusal, or clearing the last one) is put on the page.
 document.addEventListener("htmx:beforeRequest", function (event) {
   var elt = event.target;
   if (!elt.closest || !elt.closest(".room.presenter")) return;
@@ -16,5 +16,8 @@ document.addEventListener("htmx:beforeSwap", function (event) {
   var elt = config && config.elt;
   if (!elt || elt.isConnected || !event.detail.shouldSwap || !window.htmx) return;
   event.detail.shouldSwap = false;
-  htmx.swap(document.body, event.detail.serverResponse, { swapStyle: "none" });
+  var answer = document.createElement("template");
+  answer.innerHTML = event.detail.serverResponse;
+  var message = answer.content.querySelector("#ws-error");
+  if (message) htmx.swap(document.body, message.outerHTML, { swapStyle: "none" });
 });
