@@ -49,11 +49,29 @@ def count_words(text: str) -> int:
     return sum(1 for token in prose.split() if _WORD.search(token))
 
 
+# "measurement note 4" in prose opens the note's page; one already in a link stays as it is.
+_NOTE_MENTION = re.compile(r"(?<!\[)\bmeasurement note (\d+)\b(?!\]\()")
+
+
+def _note_links(prose: str) -> str:
+    return _NOTE_MENTION.sub(r"[measurement note \1](/evidence/notes/\1/)", prose)
+
+
+def link_note_mentions(text: str) -> str:
+    """Each plain "measurement note N" outside fenced code as a Markdown link to its page (the
+    validator refuses an N the notes do not have, lessons/question_links.py)."""
+    out, last = [], 0
+    for fence in _FENCE.finditer(text):
+        out += [_note_links(text[last : fence.start()]), fence.group(0)]
+        last = fence.end()
+    return "".join([*out, _note_links(text[last:])])
+
+
 @lru_cache(maxsize=2048)
 def render_markdown(text: str) -> SafeString:
     """Markdown (tables, fenced and highlighted code) to sanitised HTML."""
     html = markdown.markdown(
-        text or "",
+        link_note_mentions(text or ""),
         extensions=["tables", "fenced_code", "codehilite", "sane_lists"],
         extension_configs={
             "tables": {"use_align_attribute": True},

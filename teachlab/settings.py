@@ -99,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "lessons.themes.theme_context",
             ],
         },
     },
@@ -212,6 +213,14 @@ LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
 # Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
 # well under 1 MB, so 2 MB refuses junk before it is parsed.
 PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
+# Largest request body any page reads (bytes), enforced while it is read (teachlab/bodylimit.py):
+# the largest real one is a progress file (above), so a learner whose file is a little too
+# large still gets the import page's own message.
+MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 4 * 1024 * 1024)
+# Rows one import may write (records and quiz answers) and seconds it may take before it is
+# undone: 2 MB of small records was 18,500 rows and about 15 s of database work (issue 26).
+PROGRESS_IMPORT_MAX_ROWS = env_int("PROGRESS_IMPORT_MAX_ROWS", 10_000)
+PROGRESS_IMPORT_MAX_SECONDS = float(env("PROGRESS_IMPORT_MAX_SECONDS", "10"))
 
 # --- Security: production mode is secure by default ------------------------------------------
 # Each HTTPS protection can be turned off for a plain-HTTP room network (scripts/run
@@ -289,6 +298,13 @@ SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
 REDIS_DB_CHANNELS = env_int("REDIS_DB_CHANNELS", 0)
 REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker registry
+# The lab lanes' Redis broker; empty: REDIS_URL's server. `lab matrix` points the lanes (and
+# the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
+LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
+# `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
+LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)
+# Where `lab matrix` stores its records; empty: lessons/verified/ (tests point it elsewhere).
+LAB_VERIFIED_DIR = env("LAB_VERIFIED_DIR", "")
 # Every rate limit's keys in that database start with this (teachlab/ratelimits.py).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", "teachlab-limits")
 RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")

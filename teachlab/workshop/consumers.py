@@ -7,10 +7,16 @@ readmit, rename); the projector's socket needs the same people and only listens.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
+import time
+from importlib import import_module
+from types import SimpleNamespace
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from teachlab import dbbusy
@@ -18,8 +24,10 @@ from teachlab.dbasync import HubFed, NoHopDispatch, db_async
 from teachlab.socketframes import FrameSizeCapped
 from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
+    actionids,
     broadcast,
     fragments,
+    heartbeat,
     livecounts,
     predictions,
     presence,
@@ -32,7 +40,7 @@ from teachlab.workshop import (
 )
 from teachlab.workshop.batching import RoomBatcher
 from teachlab.workshop.errors import WorkshopError
-from teachlab.workshop.frames import Frame, frame_parse
+from teachlab.workshop.frames import Frame, frame_aid, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
 from teachlab.workshop.models import Room, Seat
 
@@ -47,11 +55,14 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
     is_screen = False
     seat_id: int | None = None
     closing = False  # set when the server closes it: frames still queued are not acted on
+    watch: asyncio.Task | None = None  # the silence watch, from the page's first beat
+    silent = False  # counted out by the watch; any frame counts it back in
     frame_limit = ratelimit.PARTICIPANT_FRAMES
     room_frame_limit = ratelimit.ROOM_FRAMES
 
     async def connect(self) -> None:
         self.room_id = None
+        self.heard_at = time.monotonic()
         code = self.scope["url_route"]["kwargs"]["code"]
         found = await db_async(self.identify)(code)
         if found is None:
@@ -69,6 +80,10 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
         await self.presence_change(entering=True)
 
     async def disconnect(self, code) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watch
         if self.room_id is not None:
             await hub_leave(self.room_id, self)
             await self.presence_change(entering=False)
@@ -86,18 +101,43 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
             await self.presence_change(entering=False)
             await self.close(code=code or CLOSE_ENDED)
 
+    async def beat(self) -> None:
+        """A page's ping (heartbeat.py): answered, outside the frame budget; the first arms
+        the silence watch."""
+        await self.send(text_data=heartbeat.PONG)
+        if self.watch is None:
+            self.watch = asyncio.create_task(
+                heartbeat.silence_watch(lambda: self.heard_at, self.fell_silent)
+            )
+
+    async def fell_silent(self) -> None:
+        """No frame for heartbeat.SILENT_SECONDS: a silent cut, counted out of the room now."""
+        self.silent = True
+        await self.presence_change(entering=False)
+
     async def receive(self, text_data=None, bytes_data=None) -> None:
         if self.closing:
+            return
+        self.heard_at = time.monotonic()
+        if self.silent:
+            self.silent = False
+            await self.presence_change(entering=True)
+        if heartbeat.is_ping(text_data):
+            await self.beat()
             return
         refusal = await self.over_budget()
         if refusal:
             await self.send(text_data=fragments.error_html(refusal))
+            await self.ack(frame_aid(text_data), refusal=refusal)
             return
+        aid, refused = "", None
         try:
             frame = frame_parse(text_data, presenter=self.is_presenter)
-            html = await self.act_async(frame)
+            aid = frame.aid
+            html = await self.act_once(frame)
         except WorkshopError as exc:
-            html = fragments.error_html(exc.message)
+            aid = aid or frame_aid(text_data)
+            html, refused = fragments.error_html(exc.message), exc.message
         else:
             if frame.action in REFRESHES:
                 await broadcast.presenter_refresh_soon(
@@ -107,6 +147,18 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
                 await livecounts.counts_refresh_soon(room_id=self.room_id)
         if html:
             await self.send(text_data=html)
+        if html is not None:
+            await self.ack(aid, refusal=refused)
+
+    async def act_once(self, frame: Frame) -> str | None:
+        """Participants' actions carry an id (actionids.py); presenters' are acted on as sent."""
+        return await self.act_async(frame)
+
+    async def ack(self, aid: str, *, refusal: str | None) -> None:
+        """Tell the page its action `aid` was taken, or refused and why (ws-pending.js)."""
+        if aid and self.seat_id is not None:
+            frame = actionids.ack_frame(aid, ok=refusal is None, message=refusal or "")
+            await self.send(text_data=frame)
 
     async def database_busy(self, message) -> None:
         """A frame whose database work failed is answered like a refused one (nothing of it
@@ -151,6 +203,17 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
     def budgets(self) -> list[tuple[str, int]]:
         """(who, frames per window) this socket's frames spend from, its own first."""
         raise NotImplementedError
+
+
+def user_now(scope: dict):
+    """The user the socket's session names now (AnonymousUser once it signed out or its
+    password changed): the scope's user is the one at the handshake."""
+    from django.contrib.auth import get_user
+
+    session = scope.get("session")
+    key = getattr(session, "session_key", None)
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+    return get_user(SimpleNamespace(session=store))
 
 
 def _run_to_follow(room: Room) -> str:
@@ -250,6 +313,36 @@ class ParticipantSocket(RoomSocket):
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
+    async def act_once(self, frame: Frame) -> str | None:
+        """A copy of an action already taken changes nothing: the page gets the seat's state
+        as it is now (and the first copy's refusal, if it was refused); None while the first
+        copy is still being stored, so the page keeps it pending."""
+        if not frame.aid:
+            return await self.act_async(frame)
+        ids = {"seat_id": self.seat_id, "aid": frame.aid}
+        try:
+            first = await actionids.action_claim(**ids)
+        except Exception:  # noqa: BLE001 - votes, answers and guesses are upserts: act anyway
+            log.warning("workshop action ids unavailable", exc_info=True)
+            return await self.act_async(frame)
+        if first == actionids.IN_FLIGHT:
+            return None
+        if first is not None:
+            kind, _, refusal = first.partition("\n")
+            if kind == actionids.REFUSED:
+                raise WorkshopError(refusal)
+            return await db_async(self.render_state)()
+        try:
+            html = await self.act_async(frame)
+        except WorkshopError as exc:
+            await actionids.action_settle(**ids, refusal=exc.message)
+            raise
+        except BaseException:
+            await actionids.action_release(**ids)
+            raise
+        await actionids.action_settle(**ids)
+        return html
+
     async def act_async(self, frame: Frame) -> str:
         # A room's votes and guesses are stored together (batching.py).
         if frame.action == "vote":
@@ -287,8 +380,13 @@ class PresenterSocket(RoomSocket):
         return [(f"presenter:{self.room_id}:{self.user_id}", self.frame_limit)]
 
     def room(self) -> Room:
+        """The room, if this socket's user may still drive it: the user and the session are read
+        again for each action, so one demoted or signed out since the socket opened is refused."""
         room = Room.objects.get(pk=self.room_id)
-        if not rooms.can_drive(user=self.scope.get("user"), room=room):
+        user = user_now(self.scope)
+        if not user.is_authenticated:
+            raise WorkshopError("You are signed out: sign in again to run the room.")
+        if user.pk != self.user_id or not rooms.can_drive(user=user, room=room):
             raise WorkshopError("Only the room's instructor can do that.")
         return room
 

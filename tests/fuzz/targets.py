@@ -184,6 +184,11 @@ HTTP: dict[str, Http] = {
         path("/q/{}/{}/rate/", ids("questions"), ids("tiers")),
         fields=form(["rating"], rating=["missed", "partly", "nailed"]),
     ),
+    "lessons:theme": Http(
+        const("/settings/theme/"),
+        fields=form(["theme", "next"], theme=["system", "light", "dark"], next=["/", "/lab/"]),
+        clients=("learner", "anon"),
+    ),
     "lessons:signup": Http(
         const("/accounts/signup/"),
         ("POST", "GET"),

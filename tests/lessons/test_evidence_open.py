@@ -65,7 +65,8 @@ def test_a_measurement_note_shows_its_figures_versions_and_what_it_backs(client)
     assert "<h1>A SIGKILL strands held messages for the whole timeout;" in html
     assert "60 s timeout, 30 s countdown, holder stopped at 6 s" in html  # the figures
     assert "Celery 5.7.0, kombu 5.7.0" in html  # the versions it was measured on
-    assert f"celery {metadata.version('celery')}" in html  # and what is installed now
+    assert f"Celery {metadata.version('celery')}, kombu" in html  # and what the lab runs now
+    assert "measured: N" not in html, "the note to authors stays in the file"
     assert 'href="/lab/experiments/crash-vs-warm-shutdown/"' in html  # measure it again
     assert f'href="{PAYOUTS}"' in html  # what it backs
 
@@ -199,3 +200,33 @@ def test_a_seed_case_named_twice_is_reported_on_its_line(tmp_path):
     assert [(p.line, p.message) for p in cases.problems] == [
         (7, "cases[1].slug: 'one' is also cases[0]")
     ]
+
+
+def test_a_measurement_note_named_in_prose_links_to_its_page():
+    from lessons.rendering import render_markdown
+
+    html = str(render_markdown("As measurement note 4 shows.\n\n```\nmeasurement note 5\n```\n"))
+    assert '<a href="/evidence/notes/4/" rel="noopener noreferrer">measurement note 4</a>' in html
+    assert "/evidence/notes/5/" not in html, "code is left as written"
+    linked = str(render_markdown("[measurement note 6](/evidence/notes/6/)"))
+    assert linked.count("<a ") == 1
+
+
+def test_a_measurement_note_the_notes_do_not_have_is_refused_on_its_line(tmp_path):
+    from lessons.loader import check_files
+    from tests.lessons.lessonfiles import FIXTURES, line_of, replace_once
+
+    text = replace_once(
+        (FIXTURES / "01-fixture-countdown.yaml").read_text(),
+        "A worker pulls the message almost at",
+        "As measurement note 99 shows, a worker pulls the message almost at",
+    )
+    write(tmp_path, "01.yaml", text)
+
+    [problem] = check_files(sorted(tmp_path.glob("*.yaml"))).problems
+
+    assert problem.line == line_of(text, "As measurement note 99 shows")
+    assert problem.message == "tiers.basics: lessons/measurements.md has no measurement note 99"
+    fixed = text.replace("measurement note 99", "measurement note 4")
+    write(tmp_path, "01.yaml", fixed)
+    assert check_files(sorted(tmp_path.glob("*.yaml"))).problems == []
