@@ -177,6 +177,13 @@ class EvidenceModel(YamlModel):
         known = (info.context or {}).get("seeds")
         if name is not None and known is not None and name not in known:
             raise refusal("seed", f"no seed file {name!r} in the seeds folder")
+        cases = (info.context or {}).get("seed_cases")
+        if name is not None and cases is not None and name not in cases:
+            raise refusal(
+                "seed",
+                f"seed {name!r} has no case study in lessons/seed_cases.yaml "
+                "(give it a title and a summary there)",
+            )
         return name
 
     @field_validator("measured")
@@ -300,14 +307,19 @@ def experiment_slugs(directory: Path | None = None) -> set[str]:
 
 def evidence_context() -> dict:
     """What `experiment`, `seed` and `measured` are checked against. A seeds folder or facts
-    file that is not there (a checkout without ../shared) leaves that kind unchecked."""
+    file that is not there (a checkout without ../shared) leaves that kind unchecked; so does
+    a seed-cases file that is missing or broken (validatelessons reports the broken one)."""
+    from lessons.seed_cases import seed_cases
+
     seeds = seeds_dir()
     facts = facts_file()
+    cases = seed_cases()
     return {
         "experiments": experiment_slugs(),
         "experiment_checks": experiment_checks(experiments_dir()),
         "lab_versions": lab_versions(),
         "seeds": {p.name for p in seeds.iterdir()} if seeds.is_dir() else None,
+        "seed_cases": set(cases.by_seed) if cases is not None and not cases.problems else None,
         "facts": (
             {int(n) for n in _FACT_ITEM.findall(facts.read_text(encoding="utf-8"))}
             if facts.is_file()
@@ -318,7 +330,9 @@ def evidence_context() -> dict:
 
 def evidence_stamp() -> tuple:
     """Changes when anything evidence is checked against changes (for the catalog's cache)."""
-    paths = [*sorted(experiments_dir().glob("*.yaml")), facts_file()]
+    from lessons.seed_cases import seed_cases_file
+
+    paths = [*sorted(experiments_dir().glob("*.yaml")), facts_file(), seed_cases_file()]
     seeds = seeds_dir()
     if seeds.is_dir():
         paths.extend(sorted(seeds.iterdir()))

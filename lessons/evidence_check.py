@@ -52,13 +52,9 @@ def _member(body: list[ast.stmt], name: str) -> ast.AST | None:
     return None
 
 
-def function_source(module: str, function: str) -> str | None:
-    """The source of `function` ("Class.method", "outer.inner" for a nested def, "name" for a
-    module-level function or constant) in the installed `module`, or None when it is gone."""
-    found = _module_source(module)
-    if found is None:
-        return None
-    _, text = found
+def function_node(text: str, function: str) -> ast.AST | None:
+    """The node of `function` ("Class.method", "outer.inner" for a nested def, "name" for a
+    module-level function or constant) in module source `text`, or None when it is not there."""
     try:
         body: list[ast.stmt] = ast.parse(text).body
     except SyntaxError:
@@ -69,7 +65,17 @@ def function_source(module: str, function: str) -> str | None:
         if node is None:
             return None
         body = getattr(node, "body", [])
-    return ast.get_source_segment(text, node)
+    return node
+
+
+def function_source(module: str, function: str) -> str | None:
+    """The source of `function` in the installed `module`, or None when it is gone."""
+    found = _module_source(module)
+    if found is None:
+        return None
+    _, text = found
+    node = function_node(text, function)
+    return None if node is None else ast.get_source_segment(text, node)
 
 
 def source_problem(*, module: str, function: str, shows: tuple[str, ...]) -> str | None:

@@ -2,22 +2,24 @@
 versions a claim holds for and the versions a lesson was checked against, prepared here so
 the one template partial (lessons/_how_we_know.html) only lays them out.
 
-Everything shown is plain text (the template escapes it); the only links are the lab's own
-experiment pages and documentation URLs that are http or https.
+Everything shown is plain text (the template escapes it); the only links are the site's own
+pages (a lab experiment, a measurement note, a case study, a source view) and documentation
+URLs that are http or https.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lessons.claim_versions import known_experiments, version_line, version_range_spoken
-from lessons.evidence import PRODUCTS, Evidence, facts_file
+from django.urls import NoReverseMatch, reverse
 
-_HEADLINE_MAX = 140
+from lessons.claim_versions import known_experiments, version_line, version_range_spoken
+from lessons.evidence import PRODUCTS, Evidence
+from lessons.measurement_notes import measurement_notes
+from lessons.seed_cases import seed_cases
+from lessons.source_view import ALLOWED_PACKAGES
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class EvidenceRow:
     href: str | None = None
     external: bool = False
     checks: tuple[CheckRow, ...] = ()  # experiment: the cited checks
+    note_href: str | None = None  # measured: the note's own page, linked from `note`
 
 
 NOT_RUN = "not run yet on this server"
@@ -106,27 +109,18 @@ def checked_against_shown(checked_against: dict[str, str]) -> str:
 def fact_headline(item: int, path: Path | None = None) -> str | None:
     """What item `item` of the measurement notes (lessons/measurements.md) measured: its bold headline,
     or its first sentence cut short. None when the notes are not there (a deployed image)."""
-    path = Path(path or facts_file())
-    try:
-        stamp = path.stat().st_mtime_ns
-    except OSError:
+    note = measurement_notes(path).get(int(item))
+    return note.headline if note else None
+
+
+def source_href(module: str, function: str) -> str | None:
+    """The source view of a cited function, when its package is one the site shows."""
+    if module.split(".")[0] not in ALLOWED_PACKAGES:
         return None
-    return _fact_headlines(str(path), stamp).get(int(item))
-
-
-@lru_cache(maxsize=4)
-def _fact_headlines(path: str, stamp: int) -> dict[int, str]:
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    found: dict[int, str] = {}
-    for match in re.finditer(r"^(\d+)\.\s+(.+?)(?=^\d+\.\s|^#|^\s*$|\Z)", text, re.M | re.S):
-        body = " ".join(match.group(2).split())
-        bold = re.match(r"\*\*(.+?)\*\*", body)
-        line = bold.group(1) if bold else re.split(r"(?<=\.)\s", body, maxsplit=1)[0]
-        line = line.replace("`", "").replace("**", "").strip()
-        if len(line) > _HEADLINE_MAX:
-            line = line[:_HEADLINE_MAX].rsplit(" ", 1)[0] + "…"
-        found.setdefault(int(match.group(1)), line)
-    return found
+    try:
+        return reverse("lessons:evidence_source", args=[module, function])
+    except NoReverseMatch:
+        return None
 
 
 def evidence_row(
@@ -160,20 +154,34 @@ def evidence_row(
     if evidence.kind == "measured":
         item = detail.get("item", "")
         headline = fact_headline(int(item)) if item.isdigit() else None
+        href = reverse("lessons:evidence_note", args=[int(item)]) if headline else None
         return EvidenceRow(
             "measured",
             "Measured on this stack",
             title=headline or f"measurement note {item}",
             note=f"measurement note {item}" if headline else "",
+            note_href=href,
         )
     if evidence.kind == "seed":
-        return EvidenceRow("seed", "Seed document", code=(detail.get("seed", evidence.label),))
+        seed = detail.get("seed", evidence.label)
+        cases = seed_cases()
+        case = cases.by_seed.get(seed) if cases is not None else None
+        if case is None:  # a lesson folder without a case for it: the file name, unlinked
+            return EvidenceRow("seed", "Seed document", code=(seed,))
+        return EvidenceRow(
+            "seed",
+            "Case study",
+            title=case.title,
+            href=reverse("lessons:evidence_case", args=[case.slug]),
+        )
     if evidence.kind == "source":
+        module, function = detail.get("module", ""), detail.get("function", "")
         return EvidenceRow(
             "source",
             "Library source",
             title=f"{detail.get('package', '')} {version_range_spoken(detail.get('versions', ''))}",
-            code=(detail.get("module", ""), detail.get("function", "")),
+            code=(module, function),
+            href=source_href(module, function),
         )
     if evidence.kind == "docs":
         href = href_safe(evidence.url)

@@ -198,7 +198,9 @@ def check_files(paths: list[Path], *, sources: bool = False) -> Checked:
     refused, found = course_problems(questions, docs)
     problems.extend(found)
     for q in questions:
-        found = link_problems(docs[q.slug], declared, context.get("experiments"))
+        found = link_problems(
+            docs[q.slug], declared, context.get("experiments"), context.get("facts")
+        )
         if found:
             refused.add(q.slug)
             problems.extend(found)

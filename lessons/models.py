@@ -22,6 +22,8 @@ class Learner(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # "" until the learner picks one: the visitor's theme cookie, else the system's, applies
+    theme = models.CharField(max_length=6, blank=True, default="")
 
     def __str__(self) -> str:
         return f"learner {self.pk} ({self.user or 'anonymous'})"
@@ -200,3 +202,41 @@ class ImportedActivity(models.Model):
 
     def __str__(self) -> str:
         return f"imported {self.kind} {self.source_id}"
+
+
+# --- Search (issue 29) ----------------------------------------------------------------------
+
+
+class SearchEntry(models.Model):
+    """One searchable piece of the content: a question, a tier, a claim, a lab experiment or a
+    glossary term, as plain text, with the link that opens it (lessons/search_index.py).
+
+    Rows belong to a `corpus`, a fingerprint of the content they were made from: a search only
+    reads its own corpus, so an edit (or a second server over other lessons) never shows half
+    of one set mixed with another. PostgreSQL searches these columns directly; on SQLite the
+    FTS5 table `lessons_searchentry_fts` (made by migration 0005) mirrors title and body."""
+
+    class Kind(models.TextChoices):
+        QUESTION = "question", "Question"
+        TIER = "tier", "Answer tier"
+        CLAIM = "claim", "Claim"
+        EXPERIMENT = "experiment", "Lab experiment"
+        TERM = "term", "Glossary term"
+
+    corpus = models.CharField(max_length=64, db_index=True)
+    key = models.CharField(max_length=200)  # e.g. "tier:<slug>:solid", unique in its corpus
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    title = models.TextField()
+    belongs_to = models.TextField(blank=True)  # e.g. the question's title
+    body = models.TextField()
+    url = models.CharField(max_length=300)
+    position = models.PositiveIntegerField()  # content order: breaks ties in rank
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "key"], name="search_entry_once_per_corpus")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key}"

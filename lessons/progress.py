@@ -28,6 +28,7 @@ from lessons.progress_file import (
     lab_runs_export,
 )
 from lessons.quiz import ordered_keys
+from lessons.record_nouns import counted
 from lessons.schema import TIERS
 
 
@@ -278,9 +279,9 @@ def progress_overview(*, learner: Learner, today: dt.date) -> Overview:
     )
 
 
-def progress_counts(*, learner: Learner) -> dict[str, int]:
-    """What a reset would delete, for the confirmation page."""
-    return {
+def progress_counts(*, learner: Learner) -> list[str]:
+    """What a reset would delete, for the confirmation page ("1 self-rating", "2 quiz answers")."""
+    counts = {
         "tiers revealed": learner.tier_reveals.count(),
         "self-ratings": learner.self_ratings.count(),
         "quiz attempts": learner.quiz_attempts.count(),
@@ -288,6 +289,7 @@ def progress_counts(*, learner: Learner) -> dict[str, int]:
         "review items": learner.review_items.count(),
         "imported lab and experiment summaries": learner.imported_activity.count(),
     }
+    return [counted(kind, n) for kind, n in counts.items()]
 
 
 def progress_reset(*, learner: Learner) -> None:

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Annotated, Any, ClassVar
 
+from django.conf import settings
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -204,21 +205,49 @@ class ProgressFileError(Exception):
         super().__init__("; ".join(problems))
 
 
+CHOOSE_THE_FILE = "choose the .json file that “Download my progress” saved."
+
+
 def progress_file_parse(raw: bytes) -> ProgressFile:
     """The checked file, or ProgressFileError saying every thing that is wrong with it."""
     try:
+        checked = _parse(raw)
+    except RecursionError:  # thousands of "[[[[" nest deeper than the parser (or a walk) goes
+        raise ProgressFileError(
+            ["The file nests lists or objects far deeper than a progress file does: "
+             + CHOOSE_THE_FILE]
+        ) from None  # fmt: skip
+    rows = progress_rows(checked)
+    most = settings.PROGRESS_IMPORT_MAX_ROWS
+    if rows > most:
+        raise ProgressFileError(
+            [f"The file holds {rows:,} records; one import takes at most {most:,}, more than "
+             "years of study make. If this is your own file, ask whoever runs this server."]
+        )  # fmt: skip
+    return checked
+
+
+def progress_rows(upload: ProgressFile) -> int:
+    """The rows an import of `upload` could write: each record, and each quiz answer."""
+    lists = (upload.tiers_revealed, upload.self_ratings, upload.quiz_attempts, upload.review,
+             upload.lab_runs, upload.experiment_attempts)  # fmt: skip
+    return sum(map(len, lists)) + sum(len(a.answers) for a in upload.quiz_attempts)
+
+
+def _parse(raw: bytes) -> ProgressFile:
+    try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise ProgressFileError(
-            [
-                "The file is not text (UTF-8): choose the .json file that "
-                "“Download my progress” saved."
-            ]
-        ) from None
+        raise ProgressFileError(["The file is not text (UTF-8): " + CHOOSE_THE_FILE]) from None
     except json.JSONDecodeError as exc:
         raise ProgressFileError(
             [f"The file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."]
         ) from None
+    except ValueError:  # Python reads no integer of more than 4,300 digits
+        raise ProgressFileError(
+            ["The file holds a number thousands of digits long; no progress file does: "
+             + CHOOSE_THE_FILE]
+        ) from None  # fmt: skip
     if not isinstance(data, dict):
         raise ProgressFileError(["The file holds JSON, but not a progress file (an object)."])
     nul = _nul_at(data)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 
 from lessons.models import (
@@ -31,18 +33,8 @@ from lessons.models import (
     SelfRating,
     TierReveal,
 )
-from lessons.progress_file import SAID, ProgressFile
-
-# The report's words for each kind of record: (one, several).
-NOUNS = {
-    "tiers revealed": ("tier revealed", "tiers revealed"),
-    "self-ratings": ("self-rating", "self-ratings"),
-    "quiz attempts": ("quiz attempt", "quiz attempts"),
-    "quiz answers": ("quiz answer", "quiz answers"),
-    "review items": ("review item", "review items"),
-    "lab run summaries": ("lab run summary", "lab run summaries"),
-    "experiment attempt summaries": ("experiment attempt summary", "experiment attempt summaries"),
-}
+from lessons.progress_file import SAID, ProgressFile, ProgressFileError
+from lessons.record_nouns import counted
 
 
 @dataclass
@@ -52,6 +44,15 @@ class ImportReport:
     added: Counter = field(default_factory=Counter)
     updated: Counter = field(default_factory=Counter)
     kept: Counter = field(default_factory=Counter)
+    deadline: float = float("inf")  # time.monotonic() past which the import gives up
+
+    def in_time(self) -> None:
+        """Called before each record: past the deadline, the transaction is rolled back."""
+        if time.monotonic() > self.deadline:
+            raise ImportTooSlow(
+                [f"The import took more than {settings.PROGRESS_IMPORT_MAX_SECONDS:g} s and "
+                 "was undone; the server is busy. Try again in a few minutes."]
+            )  # fmt: skip
 
     def lines(self) -> list[str]:
         out = []
@@ -60,7 +61,7 @@ class ImportReport:
             ("Updated (the file's copy was newer)", self.updated),
             ("Already here, kept", self.kept),
         ):
-            parts = [f"{n} {NOUNS[what][n != 1]}" for what, n in counter.items() if n]
+            parts = [counted(what, n) for what, n in counter.items() if n]
             if parts:
                 out.append(f"{title}: {', '.join(parts)}.")
         return out or ["The file held no progress."]
@@ -81,8 +82,13 @@ def keys_for_order(order: list[str], seed: int) -> list[str]:
     return keys
 
 
+class ImportTooSlow(ProgressFileError):
+    """The import ran past PROGRESS_IMPORT_MAX_SECONDS and was undone."""
+
+
 def progress_import(*, learner: Learner, upload: ProgressFile) -> ImportReport:
-    report = ImportReport()
+    """Raises ImportTooSlow, having stored nothing, when it runs out of time."""
+    report = ImportReport(deadline=time.monotonic() + settings.PROGRESS_IMPORT_MAX_SECONDS)
     with transaction.atomic():
         # Two imports at once (a double submit) run one after the other, so the second
         # finds what the first added instead of adding it again.
@@ -98,6 +104,7 @@ def progress_import(*, learner: Learner, upload: ProgressFile) -> ImportReport:
 def _tiers(learner: Learner, upload: ProgressFile, report: ImportReport) -> None:
     have = set(learner.tier_reveals.values_list("question_slug", "tier"))
     for r in upload.tiers_revealed:
+        report.in_time()
         if (r.question, r.tier) in have:
             report.kept["tiers revealed"] += 1
             continue
@@ -110,6 +117,7 @@ def _tiers(learner: Learner, upload: ProgressFile, report: ImportReport) -> None
 def _ratings(learner: Learner, upload: ProgressFile, report: ImportReport) -> None:
     have = set(learner.self_ratings.values_list("question_slug", "tier", "rated_at"))
     for r in upload.self_ratings:
+        report.in_time()
         if (r.question, r.tier, r.rated_at) in have:
             report.kept["self-ratings"] += 1
             continue
@@ -125,6 +133,7 @@ def _attempts(learner: Learner, upload: ProgressFile, report: ImportReport) -> N
     existing = {(a.kind, a.question_slug, a.created_at): a for a in learner.quiz_attempts.all()}
     by_file_id: dict[int, QuizAttempt] = {}
     for record in sorted(upload.quiz_attempts, key=lambda a: a.started_at):
+        report.in_time()
         question = record.question or ""
         attempt = existing.get((record.kind, question, record.started_at))
         if attempt is None:
@@ -146,6 +155,7 @@ def _attempts(learner: Learner, upload: ProgressFile, report: ImportReport) -> N
             by_file_id[record.id] = attempt
         answered = set(attempt.answers.values_list("claim_key", flat=True))
         for a in record.answers:
+            report.in_time()
             if a.claim in answered:
                 report.kept["quiz answers"] += 1
                 continue
@@ -175,6 +185,7 @@ REVIEW_FIELDS = (
 def _review(learner: Learner, upload: ProgressFile, report: ImportReport) -> None:
     have = {(i.kind, i.key): i for i in learner.review_items.all()}
     for r in upload.review:
+        report.in_time()
         values = {name: getattr(r, name) for name in REVIEW_FIELDS}
         item = have.get((r.kind, r.key))
         if item is None:
@@ -210,6 +221,7 @@ def _activity(learner: Learner, upload: ProgressFile, report: ImportReport) -> N
         mine = set(own.filter(id__in=ids).values_list("id", flat=True))
         have = {a.source_id: a for a in learner.imported_activity.filter(kind=kind)}
         for r in records:
+            report.in_time()
             summary = {  # the record as the export writes it, so a re-export matches
                 k: v.isoformat() if isinstance(v, dt.datetime) else v
                 for k, v in r.model_dump().items()

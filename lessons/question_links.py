@@ -23,6 +23,8 @@ QUESTION_LINK = re.compile(
 )
 EXPERIMENT_LINK = re.compile(r"\]\(\s*/lab/experiments/(?P<slug>[^/)#\s]*)/?(?:#[^)\s]*)?\)")
 NUMBERED = re.compile(r"\bquestions? (?:no\.? ?|#)?\d+\b", re.IGNORECASE)
+# "measurement note 4" in prose (rendered as a link, lessons/rendering.py), or a link to one.
+NOTE_MENTION = re.compile(r"\bmeasurement note (?P<n>\d+)\b|\]\(\s*/evidence/notes/(?P<to>\d+)/?\)")
 
 
 def text_fields(data: Any, loc: Loc = ()) -> Iterator[tuple[Loc, str]]:
@@ -55,12 +57,21 @@ def _line(doc: Document, loc: Loc, text: str, at: int) -> int:
 
 
 def link_problems(
-    doc: Document, known: set[str], experiments: set[str] | None = None
+    doc: Document,
+    known: set[str],
+    experiments: set[str] | None = None,
+    notes: set[int] | None = None,
 ) -> list[Problem]:
     """Links to questions no file declares, to tiers that do not exist, to lab experiments
-    that do not exist (when `experiments` is given), and numbered references, in one file."""
+    that do not exist (when `experiments` is given), to measurement notes lessons/measurements.md
+    does not have (when `notes` is given), and numbered references, in one file."""
     problems: list[Problem] = []
     for loc, text in text_fields(doc.data):
+        for match in NOTE_MENTION.finditer(text) if notes is not None else ():
+            number = int(match["n"] or match["to"])
+            if number not in notes:
+                message = f"{where(loc)}: lessons/measurements.md has no measurement note {number}"
+                problems.append(Problem(doc.shown, _line(doc, loc, text, match.start()), message))
         for match in EXPERIMENT_LINK.finditer(text) if experiments is not None else ():
             if match["slug"] not in experiments:
                 message = (

@@ -297,10 +297,10 @@ def _progress_import(request: HttpRequest) -> HttpResponse:
     else:
         try:
             parsed = progress_file_parse(upload.read(limit + 1))
-        except ProgressFileError as error:
+            report = progress_import(learner=learner_for_request(request), upload=parsed)
+        except ProgressFileError as error:  # a bad file, or an import out of time (undone)
             problems = error.problems
         else:
-            report = progress_import(learner=learner_for_request(request), upload=parsed)
             request.session[IMPORT_REPORT_KEY] = report.lines()
             return redirect(reverse("lessons:progress") + "?imported=1#import")
     return _progress_page(request, problems=problems, status=400)

@@ -49,11 +49,29 @@ def count_words(text: str) -> int:
     return sum(1 for token in prose.split() if _WORD.search(token))
 
 
+# "measurement note 4" in prose opens the note's page; one already in a link stays as it is.
+_NOTE_MENTION = re.compile(r"(?<!\[)\bmeasurement note (\d+)\b(?!\]\()")
+
+
+def _note_links(prose: str) -> str:
+    return _NOTE_MENTION.sub(r"[measurement note \1](/evidence/notes/\1/)", prose)
+
+
+def link_note_mentions(text: str) -> str:
+    """Each plain "measurement note N" outside fenced code as a Markdown link to its page (the
+    validator refuses an N the notes do not have, lessons/question_links.py)."""
+    out, last = [], 0
+    for fence in _FENCE.finditer(text):
+        out += [_note_links(text[last : fence.start()]), fence.group(0)]
+        last = fence.end()
+    return "".join([*out, _note_links(text[last:])])
+
+
 @lru_cache(maxsize=2048)
 def render_markdown(text: str) -> SafeString:
     """Markdown (tables, fenced and highlighted code) to sanitised HTML."""
     html = markdown.markdown(
-        text or "",
+        link_note_mentions(text or ""),
         extensions=["tables", "fenced_code", "codehilite", "sane_lists"],
         extension_configs={
             "tables": {"use_align_attribute": True},
@@ -96,6 +114,16 @@ def lexer_for(language: str):
 def highlight_code(code: str, language: str) -> SafeString:
     """Highlighted HTML for a code sample; Pygments escapes the source itself."""
     html = highlight(code, lexer_for(language), HtmlFormatter(cssclass=CODE_CSS_CLASS))
+    return mark_safe(_focusable_scroll_boxes(html))  # noqa: S308 - Pygments escapes the source
+
+
+def highlight_lines(code: str, language: str, *, first_line: int, marked: tuple[int, ...]):
+    """Highlighted code numbered from `first_line` (its line in the file), `marked` lines
+    (1-based within `code`) picked out; Pygments escapes the source itself."""
+    formatter = HtmlFormatter(
+        cssclass=CODE_CSS_CLASS, linenos="inline", linenostart=first_line, hl_lines=list(marked)
+    )
+    html = highlight(code, lexer_for(language), formatter)
     return mark_safe(_focusable_scroll_boxes(html))  # noqa: S308 - Pygments escapes the source
 
 

@@ -2,10 +2,11 @@
 render; htmx requests get the named partial of the same template."""
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_GET
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
 
 from lessons import review
 from lessons.catalog import catalog_problems, get_question
@@ -14,6 +15,7 @@ from lessons.learners import learner_for_request
 from lessons.pages import TIER_LABELS, lab_experiment_titles, question_context
 from lessons.progress import reveal_record, revealed_tiers, review_rows
 from lessons.schema import TIERS
+from lessons.themes import THEMES, theme_save
 
 
 def _not_found(request: HttpRequest, what: str) -> HttpResponse:
@@ -106,3 +108,32 @@ def glossary(request: HttpRequest) -> HttpResponse:
     return render(
         request, "lessons/glossary.html", {"terms": loaded.terms, "problems": loaded.problems}
     )
+
+
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """/search/?q=…: questions, tiers, claims, experiments and glossary terms matching every
+    word, best first, each linking to where it is shown."""
+    from lessons.search import search as search_content
+
+    outcome = search_content(request.GET.get("q", ""))
+    return render(request, "lessons/search.html", {"outcome": outcome})
+
+
+@require_POST
+def theme_set(request: HttpRequest) -> HttpResponse:
+    """The theme switch: static/js/theme.js repaints at once and posts in the background
+    (answered 204); without script the form posts and comes back to the page."""
+    theme = request.POST.get("theme", "")
+    if theme not in THEMES:
+        return HttpResponse("Choose system, light or dark.", status=400, content_type="text/plain")
+    if request.headers.get("X-Theme-Switch"):
+        response = HttpResponse(status=204)
+    else:
+        back = request.POST.get("next", "")
+        safe = url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+        response = redirect(back if safe and back.startswith("/") else "/")
+    theme_save(request=request, response=response, theme=theme)
+    return response

@@ -14,6 +14,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 
+from teachlab.bodylimit import BodyLimited  # noqa: E402
 from teachlab.cookies import NulCookiesSocket  # noqa: E402
 from teachlab.dbasync import socket_auth  # noqa: E402
 from teachlab.origins import OriginChecked  # noqa: E402
@@ -21,8 +22,9 @@ from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT).
-        "http": django_asgi_app,
+        # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT). Bodies are
+        # capped while they are read (teachlab/bodylimit.py), before Django spools them.
+        "http": BodyLimited(django_asgi_app),
         "websocket": OriginChecked(
             # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions
             # and the user looked up in the loop's thread pool (teachlab/dbasync.py).

@@ -99,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "lessons.themes.theme_context",
             ],
         },
     },
@@ -212,6 +213,14 @@ LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
 # Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
 # well under 1 MB, so 2 MB refuses junk before it is parsed.
 PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
+# Largest request body any page reads (bytes), enforced while it is read (teachlab/bodylimit.py):
+# the largest real one is a progress file (above), so a learner whose file is a little too
+# large still gets the import page's own message.
+MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 4 * 1024 * 1024)
+# Rows one import may write (records and quiz answers) and seconds it may take before it is
+# undone: 2 MB of small records was 18,500 rows and about 15 s of database work (issue 26).
+PROGRESS_IMPORT_MAX_ROWS = env_int("PROGRESS_IMPORT_MAX_ROWS", 10_000)
+PROGRESS_IMPORT_MAX_SECONDS = float(env("PROGRESS_IMPORT_MAX_SECONDS", "10"))
 
 # --- Security: production mode is secure by default ------------------------------------------
 # Each HTTPS protection can be turned off for a plain-HTTP room network (scripts/run
@@ -395,8 +404,14 @@ LOGGING = {
     # 503s start?"), beside gunicorn's own timestamped lines.
     "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
+    "filters": {"without_traceback": {"()": "teachlab.logfilters.WithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+    "loggers": {
+        "daphne": {"level": "WARNING"},
+        "django.channels.server": {"level": "WARNING"},
+        # A bad Host is one line (the value sent), not a traceback per scanner's probe.
+        "django.security.DisallowedHost": {"filters": ["without_traceback"]},
+    },
 }
 
 # --- WebSockets ------------------------------------------------------------------------------
@@ -420,3 +435,7 @@ WORKSHOP_JOIN_WINDOW_SECONDS = env_int("WORKSHOP_JOIN_WINDOW_SECONDS", 60)
 # The address participants type or scan; "" builds it from the request, which is a loopback
 # address when the presenter opened the page as localhost.
 WORKSHOP_PUBLIC_URL = env("PUBLIC_URL", "").rstrip("/")
+# The classroom's time zone (an IANA name, e.g. Europe/Berlin) for the times in the results'
+# CSVs: a spreadsheet cell has no zone, so they are written as local time, the zone in the
+# column's header. Defaults to TIME_ZONE.
+WORKSHOP_TIME_ZONE = env("WORKSHOP_TIME_ZONE", TIME_ZONE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 
@@ -9,6 +11,16 @@ from teachlab.lab.lanes import lane_status, lanes
 from tests.stack import free_port, missing
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_readiness():
+    """No report kept from another test: each one here times its own window."""
+    from teachlab import health
+
+    health._ready.clear()
+    yield health
+    health._ready.clear()
 
 
 def test_healthz_answers_ok_for_any_host_over_plain_http(settings):
@@ -60,3 +72,59 @@ def test_readyz_reports_redis_down_when_the_apps_redis_does_not_answer(settings)
     assert body["status"] == "down"
     assert body["checks"]["redis"] == "down"
     assert body["checks"]["lanes"]["redis-short"] == "down"
+
+
+def test_readyz_refuses_a_host_the_site_does_not_serve_like_every_page(settings, fresh_readiness):
+    settings.ALLOWED_HOSTS = ["teachlab.example.org"]
+    assert Client().get("/readyz", HTTP_HOST="evil.example").status_code == 400
+    assert Client().get("/readyz", HTTP_HOST="teachlab.example.org").status_code in {200, 503}
+
+
+def test_forty_readyz_calls_at_once_share_one_report_over_kept_connections(fresh_readiness):
+    """Without the kept report and connections each call opened one connection per lane (and a
+    thread per lane): 40 calls were hundreds of connections to the session's Redis."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from teachlab.lab.store import app_redis
+
+    def opened() -> int:
+        return int(app_redis().info("stats")["total_connections_received"])
+
+    Client().get("/readyz")  # the kept connections are made once
+    fresh_readiness._ready.clear()
+    before, threads_before = opened(), threading.active_count()
+    peak = [threads_before]
+
+    def probe(_):
+        peak[0] = max(peak[0], threading.active_count())
+        return Client().get("/readyz").content
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        bodies = set(pool.map(probe, range(40)))
+    assert len(bodies) == 1, "calls within the window answer the same report"
+    assert opened() - before <= 1, f"{opened() - before} new connections to Redis for 40 calls"
+    assert peak[0] <= threads_before + 8  # the pool's own threads, none per lane
+
+
+def test_a_second_readyz_within_the_window_is_the_kept_report_then_news_after_it(
+    settings, fresh_readiness, tmp_path
+):
+    from tests.support.redis_server import RedisServer
+
+    broker = RedisServer(tmp_path).start()
+    settings.LAB_EXTRA_LANES = [
+        *settings.LAB_EXTRA_LANES,
+        {"name": "brief-lane", "broker": "redis", "url": f"{broker.url}/0", "listed": False},
+    ]
+    try:
+        first = Client().get("/readyz").json()
+        assert first["checks"]["lanes"]["brief-lane"] == "up"
+        broker.stop()
+        second = Client().get("/readyz").json()  # well within READY_TTL of the first
+        assert second == first
+        time.sleep(fresh_readiness.READY_TTL + 0.1)
+        third = Client().get("/readyz").json()
+        assert third["checks"]["lanes"]["brief-lane"] == "down"
+    finally:
+        broker.stop()

@@ -9,7 +9,7 @@ def test_an_unknown_address_gets_the_sites_404_page_with_navigation(client, sett
     response = client.get("/nowhere/at-all/")
     assert response.status_code == 404
     html = response.content.decode()
-    assert '<html lang="en">' in html
+    assert '<html lang="en" data-theme="system">' in html
     assert "Nothing here" in html
     assert 'href="/lab/"' in html
 

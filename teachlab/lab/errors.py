@@ -18,4 +18,12 @@ class LaneUnknown(LabInputError):
 
 
 class LaneUnavailable(LabError):
-    """The lane's broker cannot be reached."""
+    """The lane's broker cannot be reached. Its message names the broker's address and the OS's
+    error: for staff and local runs; everyone else is told BROKER_NOT_ANSWERING."""
+
+
+# What a visitor on a shared server is told instead of a broker's host, port and OS error.
+BROKER_NOT_ANSWERING = (
+    "The lab's broker is not answering, so runs cannot be fired just now. Try again in a "
+    "minute; if it stays down, tell whoever runs this server."
+)

@@ -185,7 +185,12 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
         fewer = [t for t in story.tasks if t.seen < t.expected]
         seen_text = f"Workers received {story.seen}"
         if not more and not fewer:
-            seen_text += ", exactly as predicted."
+            # "as predicted" beside "You predicted 2" read as the learner's guess (issue 29)
+            seen_text += f", exactly what ceil(wait / {_s(vt)}) gives"
+            yours = summary.get("prediction")
+            seen_text += (
+                f"; you predicted {yours}." if yours is not None and yours != story.seen else "."
+            )
         else:
             bits = []
             if more:

@@ -88,6 +88,7 @@ class RunReader:
     redraw_cache: tuple[str, str] | None = None  # (last id, html)
     redraw_pending: tuple[str, asyncio.Future] | None = None  # (last id, redraw in a thread)
     joining: int = 0  # run pages joining: batches read meanwhile need their frames
+    page_left_at: float = 0.0  # monotonic time a run page last left (it may come back)
     sent_at: float = 0.0  # monotonic time the last batch went out
     stopping: bool = False
     down: bool = False  # the lab's Redis does not answer
@@ -258,7 +259,13 @@ class RunReader:
         if done is not None:
             self.done = done
         batch = Batch(after=self.last, last=entries[-1][0], events=events, done=done)
-        wanted = self.joining or any(getattr(w, "wants_batch_html", True) for w in self.watchers)
+        wanted = (
+            self.joining
+            or any(getattr(w, "wants_batch_html", True) for w in self.watchers)
+            # A page that just left (a dropped connection, a reload) reconnects with the last
+            # id it saw and should get only what it missed, not a full redraw.
+            or time.monotonic() - self.page_left_at < IDLE_SECONDS
+        )
         if frame and wanted:
             batch.html = render_batch_html(
                 events, done=done, last=batch.last, picture=self.picture, history=self.events
@@ -429,6 +436,8 @@ async def reader_leave(run_id: str, watcher: Watcher) -> None:
     if reader is None:
         return
     reader.watchers.discard(watcher)
+    if getattr(watcher, "wants_batch_html", True):
+        reader.page_left_at = time.monotonic()
     if not reader.watchers and key not in _stoppers:
         loop = asyncio.get_running_loop()
         _stoppers[key] = loop.call_later(

@@ -17,7 +17,7 @@ from teachlab import ratelimits
 from teachlab.identity import payer_of
 from teachlab.lab import export, history
 from teachlab.lab.costs import run_cost, run_estimate
-from teachlab.lab.errors import LabError, LabLimitError
+from teachlab.lab.errors import BROKER_NOT_ANSWERING, LabError, LabLimitError, LaneUnavailable
 from teachlab.lab.explain import COUNTERS, celery_code
 from teachlab.lab.firing import run_fire
 from teachlab.lab.forms import INITIAL, RunForm
@@ -107,6 +107,11 @@ def home(request: HttpRequest) -> HttpResponse:
                     params=form.params(),
                     prediction=form.cleaned_data.get("prediction"),
                 )
+            except LaneUnavailable as exc:
+                # The broker's address and OS error are for staff and local runs (issue 26).
+                form.add_error(
+                    None, str(exc) if controls_allowed(request.user) else BROKER_NOT_ANSWERING
+                )
             except LabError as exc:
                 form.add_error(None, str(exc))
             else:
@@ -119,6 +124,7 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "lane_cards": _lane_cards(),
+        "broker_not_answering": BROKER_NOT_ANSWERING,
         **estimate,
         **_workers_context(request),
     }

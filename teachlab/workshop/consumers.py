@@ -7,10 +7,16 @@ readmit, rename); the projector's socket needs the same people and only listens.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
+import time
+from importlib import import_module
+from types import SimpleNamespace
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from teachlab import dbbusy
@@ -20,6 +26,7 @@ from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
     broadcast,
     fragments,
+    heartbeat,
     livecounts,
     predictions,
     presence,
@@ -47,11 +54,14 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
     is_screen = False
     seat_id: int | None = None
     closing = False  # set when the server closes it: frames still queued are not acted on
+    watch: asyncio.Task | None = None  # the silence watch, from the page's first beat
+    silent = False  # counted out by the watch; any frame counts it back in
     frame_limit = ratelimit.PARTICIPANT_FRAMES
     room_frame_limit = ratelimit.ROOM_FRAMES
 
     async def connect(self) -> None:
         self.room_id = None
+        self.heard_at = time.monotonic()
         code = self.scope["url_route"]["kwargs"]["code"]
         found = await db_async(self.identify)(code)
         if found is None:
@@ -69,6 +79,10 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
         await self.presence_change(entering=True)
 
     async def disconnect(self, code) -> None:
+        if self.watch is not None:
+            self.watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watch
         if self.room_id is not None:
             await hub_leave(self.room_id, self)
             await self.presence_change(entering=False)
@@ -86,8 +100,29 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
             await self.presence_change(entering=False)
             await self.close(code=code or CLOSE_ENDED)
 
+    async def beat(self) -> None:
+        """A page's ping (heartbeat.py): answered, outside the frame budget; the first arms
+        the silence watch."""
+        await self.send(text_data=heartbeat.PONG)
+        if self.watch is None:
+            self.watch = asyncio.create_task(
+                heartbeat.silence_watch(lambda: self.heard_at, self.fell_silent)
+            )
+
+    async def fell_silent(self) -> None:
+        """No frame for heartbeat.SILENT_SECONDS: a silent cut, counted out of the room now."""
+        self.silent = True
+        await self.presence_change(entering=False)
+
     async def receive(self, text_data=None, bytes_data=None) -> None:
         if self.closing:
+            return
+        self.heard_at = time.monotonic()
+        if self.silent:
+            self.silent = False
+            await self.presence_change(entering=True)
+        if heartbeat.is_ping(text_data):
+            await self.beat()
             return
         refusal = await self.over_budget()
         if refusal:
@@ -151,6 +186,17 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
     def budgets(self) -> list[tuple[str, int]]:
         """(who, frames per window) this socket's frames spend from, its own first."""
         raise NotImplementedError
+
+
+def user_now(scope: dict):
+    """The user the socket's session names now (AnonymousUser once it signed out or its
+    password changed): the scope's user is the one at the handshake."""
+    from django.contrib.auth import get_user
+
+    session = scope.get("session")
+    key = getattr(session, "session_key", None)
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
+    return get_user(SimpleNamespace(session=store))
 
 
 def _run_to_follow(room: Room) -> str:
@@ -287,8 +333,13 @@ class PresenterSocket(RoomSocket):
         return [(f"presenter:{self.room_id}:{self.user_id}", self.frame_limit)]
 
     def room(self) -> Room:
+        """The room, if this socket's user may still drive it: the user and the session are read
+        again for each action, so one demoted or signed out since the socket opened is refused."""
         room = Room.objects.get(pk=self.room_id)
-        if not rooms.can_drive(user=self.scope.get("user"), room=room):
+        user = user_now(self.scope)
+        if not user.is_authenticated:
+            raise WorkshopError("You are signed out: sign in again to run the room.")
+        if user.pk != self.user_id or not rooms.can_drive(user=user, room=room):
             raise WorkshopError("Only the room's instructor can do that.")
         return room
 

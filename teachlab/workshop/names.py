@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from glin_profanity import Filter
+
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import NICKNAME_MAX
 
@@ -202,3 +204,33 @@ def impersonates_host(name: str, *, host_names: list[str]) -> bool:
         if mine & theirs:
             return True
     return False
+
+
+# Profanity: glin-profanity's English list (a maintained library, pinned in requirements.txt),
+# whole words only so "Scunthorpe", "Cocktail" and "Assistant" pass, with leetspeak
+# ("Sh1thead") and look-alike letters folded. Its list has "shithead" and "butt" but not
+# "butthead", the name the walk saw reach the projector, so a word that ends in an insult's
+# tail ("-head", "-face") is also checked without it. The list lacks a few words no
+# classroom projector should show; they are added here.
+PROFANITY = Filter(
+    {
+        "languages": ["english"],
+        "detect_leetspeak": True,
+        "normalize_unicode": True,
+        "custom_words": ["whore", "nazi", "hitler"],
+    }
+)
+INSULT_TAILS = ("head", "face", "hole", "wipe", "bag", "wad", "brain", "breath", "licker", "sucker")
+
+
+def _word_parts(name: str) -> list[str]:
+    """The name's words, camel case split too ("ButtHead" is "Butt" and "Head")."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return [w.casefold() for w in re.findall(r"[^\W_]+", spaced)]
+
+
+def is_profane(name: str) -> bool:
+    """True when the name, one of its words, or a word less an insult's tail is profane."""
+    words = _word_parts(name)
+    stems = [w.removesuffix(t) for w in words for t in INSULT_TAILS if w.endswith(t)]
+    return any(PROFANITY.is_profane(text) for text in [name, *words, *stems] if len(text) > 1)

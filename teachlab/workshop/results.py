@@ -1,16 +1,56 @@
 """What a finished workshop keeps: one row per participant, per claim, per shared run, per
-participant and item (every vote and guess, or its absence), and the leaderboard."""
+participant and item (every vote, guess and typed answer, or its absence), and the leaderboard.
+
+The CSVs are for a spreadsheet: UTF-8 with a byte order mark (without it Excel reads "José"
+as "JosÃ©"), every time as "2026-12-05 14:03:07" in the room's local time zone
+(settings.WORKSHOP_TIME_ZONE, named in the column's header), and counts taken against the
+people present for an item: seats not removed that took part in the workshop at least once
+and had joined before the item ended. A seat that joined and left without doing anything is
+not counted as "unanswered" (presence is live only, so nothing finer is kept).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db.models import Count, Q
+from django.utils import timezone
 
-from teachlab.workshop.models import ClaimRound, Prediction, Room, Seat, SharedRun, Vote
-from teachlab.workshop.scores import leaderboard, run_score
+from teachlab.workshop import content
+from teachlab.workshop.models import (
+    Answer,
+    AnswerRound,
+    ClaimRound,
+    Prediction,
+    Room,
+    Seat,
+    SharedRun,
+    Vote,
+)
+from teachlab.workshop.scores import leaderboard, run_score, took_part
 from teachlab.workshop.selectors import outcome
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"  # read as a date and time by Excel, LibreOffice and Sheets
+BOM = "\ufeff"
+
+
+def export_zone() -> ZoneInfo:
+    return ZoneInfo(settings.WORKSHOP_TIME_ZONE)
+
+
+def _present(room: Room):
+    """present(ended_at): the seats present for an item that ended then (module docstring)."""
+    joined = dict(took_part(room).values_list("pk", "joined_at"))
+
+    def present(ended_at) -> set[int]:
+        end = ended_at or timezone.now()
+        return {pk for pk, at in joined.items() if at <= end}
+
+    return present
 
 
 def participant_rows(room: Room) -> list[dict]:
@@ -47,19 +87,24 @@ def claim_rows(room: Room) -> list[dict]:
     rounds = ClaimRound.objects.filter(room=room).annotate(
         n_holds=Count("votes", filter=Q(votes__choice=Vote.HOLDS)),
         n_costs=Count("votes", filter=Q(votes__choice=Vote.COSTS)),
-        # Unanswered counts seats still taking part, so a removed seat's vote must not
-        # stand in for one of theirs: only votes from those seats are taken off.
-        n_seated=Count("votes", filter=Q(votes__seat__kicked_at__isnull=True)),
     )
-    seats = Seat.objects.filter(room=room).seated().count()
+    present = _present(room)
+    voters: dict[int, set[int]] = {}
+    for round_id, seat_id in Vote.objects.filter(round__room=room).values_list(
+        "round_id", "seat_id"
+    ):
+        voters.setdefault(round_id, set()).add(seat_id)
     rows = []
     for cr in rounds:
         answered = cr.n_holds + cr.n_costs
         right = cr.n_holds if cr.holds else cr.n_costs
+        # A removed seat's vote stays counted, but never stands in for a present seat's.
+        there = present(cr.revealed_at or cr.closed_at)
         rows.append(
             {
                 "right": right,
-                "unanswered": max(0, seats - cr.n_seated),
+                "present": len(there),
+                "unanswered": len(there - voters.get(cr.pk, set())),
                 "claim": cr.claim_key,
                 "text": cr.text,
                 "answer": "holds up" if cr.holds else "costs you the question",
@@ -76,16 +121,21 @@ def claim_rows(room: Room) -> list[dict]:
 
 
 def run_rows(room: Room) -> list[dict]:
+    present = _present(room)
     rows = []
     for shared in SharedRun.objects.filter(room=room):
         result = outcome(shared)
-        values = sorted(shared.predictions.values_list("value", flat=True))
+        guesses = dict(shared.predictions.values_list("seat_id", "value"))
+        values = sorted(guesses.values())
+        there = present(shared.fired_at)  # guesses close when the run is fired
         rows.append(
             {
                 "title": shared.title,
                 "prompt": shared.prompt,
                 "metric": shared.metric,
+                "present": len(there),
                 "predictions": len(values),
+                "unanswered": len(there - guesses.keys()),
                 # The values themselves (this column once held their count), lowest first.
                 "predicted": " ".join(map(str, values)),
                 "observed": shared.observed,
@@ -98,16 +148,18 @@ def run_rows(room: Room) -> list[dict]:
 
 
 def answer_rows(room: Room) -> list[dict]:
-    """One row per participant per item (each claim put to the room, each shared run), in
-    the order the items were opened: the vote or guess, whether it was right (or how far
-    off), and when it was last changed. An item a participant did not answer has a row too,
-    with the answer left empty."""
+    """One row per participant per item (each claim put to the room, each shared run, each
+    answer round), in the order the items were opened: the vote, guess or typed answer,
+    whether it was right (or how far off), and when it was last changed. An item a
+    participant did not answer has a row too, with the answer left empty."""
     seats = list(Seat.objects.filter(room=room).order_by("joined_at", "pk"))
     items: list[tuple] = []
     for cr in ClaimRound.objects.filter(room=room):
         items.append((cr.opened_at, "claim", cr))
     for shared in SharedRun.objects.filter(room=room):
         items.append((shared.opened_at, "run", shared))
+    for ar in AnswerRound.objects.filter(room=room):
+        items.append((ar.opened_at, "answer", ar))
     items.sort(key=lambda item: (item[0], item[1], item[2].pk))
     votes = {
         (v.round_id, v.seat_id): v for v in Vote.objects.filter(round__room=room).only(
@@ -120,6 +172,12 @@ def answer_rows(room: Room) -> list[dict]:
             "shared_run_id", "seat_id", "value", "made_at"
         )
     }
+    typed = {
+        (a.round_id, a.seat_id): a
+        for a in Answer.objects.filter(round__room=room).only(
+            "round_id", "seat_id", "text", "written_at", "shown"
+        )
+    }
     labels = dict(Vote.CHOICES)
     rows = []
     for n, (_, kind, item) in enumerate(items, start=1):
@@ -129,8 +187,22 @@ def answer_rows(room: Room) -> list[dict]:
                 "item": n,
                 "kind": kind,
                 "removed": _yes(seat.kicked_at),
+                "right_answer": "",
+                "correct": "",
+                "off_by": "",
+                "score": "",
+                "on_screen": "",
             }
-            if kind == "claim":
+            if kind == "answer":
+                text = typed.get((item.pk, seat.pk))
+                question = content.question(item.question_slug)
+                row.update(
+                    question=question.title if question else item.question_slug,
+                    answer=text.text if text else "",
+                    on_screen=_yes(text.shown) if text else "",
+                    answered_at=text.written_at if text else "",
+                )
+            elif kind == "claim":
                 vote = votes.get((item.pk, seat.pk))
                 revealed = item.revealed_at is not None
                 row.update(
@@ -142,7 +214,7 @@ def answer_rows(room: Room) -> list[dict]:
                     score=(1 if vote.choice == item.right_choice else 0)
                     if vote and revealed
                     else "",
-                    answered_at=vote.cast_at.isoformat() if vote else "",
+                    answered_at=vote.cast_at if vote else "",
                 )
             else:
                 guess = guesses.get((item.pk, seat.pk))
@@ -157,7 +229,7 @@ def answer_rows(room: Room) -> list[dict]:
                     score=round(run_score(predicted=guess.value, observed=observed), 3)
                     if guess and settled
                     else "",
-                    answered_at=guess.made_at.isoformat() if guess else "",
+                    answered_at=guess.made_at if guess else "",
                 )
             rows.append(row)
     return rows
@@ -177,16 +249,24 @@ def _yes(flag) -> str:
 
 def _cell(value) -> str:
     """Spreadsheets run a cell that starts with = + - @ as a formula; nicknames are input."""
+    if isinstance(value, datetime):
+        return value.astimezone(export_zone()).strftime(TIME_FORMAT)
     text = "" if value is None else str(value)
     if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + text
     return text
 
 
+def header(column: str) -> str:
+    """A time column's header names its zone: "opened_at (Europe/Berlin)"."""
+    return f"{column} ({settings.WORKSHOP_TIME_ZONE})" if column.endswith("_at") else column
+
+
 def rows_csv(rows: list[dict], columns: list[str]) -> str:
     out = io.StringIO()
+    out.write(BOM)
     writer = csv.writer(out)
-    writer.writerow(columns)
+    writer.writerow([header(c) for c in columns])
     for row in rows:
         writer.writerow([_cell(row.get(c)) for c in columns])
     return out.getvalue()
@@ -205,6 +285,7 @@ EXPORTS = {
             "answer",
             "holds",
             "costs",
+            "present",
             "answered",
             "right",
             "unanswered",
@@ -220,7 +301,9 @@ EXPORTS = {
             "title",
             "prompt",
             "metric",
+            "present",
             "predictions",
+            "unanswered",
             "predicted",
             "observed",
             "closest",
@@ -241,6 +324,7 @@ EXPORTS = {
             "off_by",
             "score",
             "answered_at",
+            "on_screen",
             "removed",
         ],
     ),

@@ -68,6 +68,11 @@ def nickname_check(*, room: Room, nickname: str, seat_pk: int | None = None) -> 
     typed, folded = names.skeletons(shown)
     if max(len(key), len(typed), len(folded)) > KEY_MAX:
         raise WorkshopError(f"Keep the nickname to {NICKNAME_MAX} plain characters or fewer.")
+    if names.is_profane(shown):
+        raise WorkshopError(
+            f"“{shown}” will be on the projector, and it reads as a swear word or an insult. "
+            "Pick another nickname, or take one of the suggested names."
+        )
     if names.impersonates_host(shown, host_names=host_names(room)):
         raise WorkshopError(
             f"“{shown}” looks like the instructor's name or title. Pick a nickname of your own."

@@ -23,6 +23,7 @@ from teachlab.workshop import (
     roundstate,
     screens,
     selectors,
+    suggestions,
     votes,
 )
 from teachlab.workshop.errors import WorkshopError
@@ -76,6 +77,7 @@ def index(request: HttpRequest) -> HttpResponse:
     user = request.user
     ctx = {
         "join_form": JoinForm(initial={"code": request.GET.get("code", "")}),
+        "suggested": suggestions.nickname_suggestions(),
         "can_create": rooms.can_create_rooms(user=user),
         "create_form": RoomCreateForm(),
         "my_rooms": Room.objects.filter(instructor=user)[:20] if user.is_authenticated else [],
@@ -99,7 +101,10 @@ def room_create(request: HttpRequest) -> HttpResponse:
 def join(request: HttpRequest) -> HttpResponse:
     error, status = "", 200
     if request.method == "POST":
-        form = JoinForm(request.POST)
+        data = request.POST.copy()
+        if taken := data.get("take", ""):
+            data["nickname"] = taken  # a generated name's button ("Take “Brave Otter”")
+        form = JoinForm(data)
         if not form.is_valid():
             return _join_page(request, form, form_error(form), 400)
         room = selectors.room_for_code(form.cleaned_data["code"])
@@ -109,15 +114,15 @@ def join(request: HttpRequest) -> HttpResponse:
         if _seat(request, room) is not None:
             return redirect("workshop:room", code=room.code)  # already seated: same seat
         if _removed(request, room):
-            return _join_page(request, form, REMOVED, 403)
+            return _join_page(request, form, REMOVED, 403, room=room)
         # Per client network (settings.WORKSHOP_JOINS_PER_ADDRESS, ratelimit.join_wait).
         if wait := ratelimit.join_wait(address=client_address(request)):
             error = f"Too many joins from your network address; try again in {wait} seconds."
-            return _join_page(request, form, error, 429)
+            return _join_page(request, form, error, 429, room=room)
         try:
             seat = rooms.seat_join(room=room, nickname=form.cleaned_data["nickname"])
         except WorkshopError as exc:
-            return _join_page(request, form, exc.message, 400)
+            return _join_page(request, form, exc.message, 400, room=room)
         response = redirect("workshop:room", code=room.code)
         response.set_cookie(
             rooms.seat_cookie_name(room.code),
@@ -132,11 +137,14 @@ def join(request: HttpRequest) -> HttpResponse:
     room = selectors.room_for_code(request.GET.get("code", ""))
     if room is not None and _removed(request, room):
         error, status = REMOVED, 403
-    return _join_page(request, form, error, status)
+    return _join_page(request, form, error, status, room=room)
 
 
-def _join_page(request: HttpRequest, form: JoinForm, error: str, status: int) -> HttpResponse:
-    return render(request, "workshop/join.html", {"form": form, "error": error}, status=status)
+def _join_page(
+    request: HttpRequest, form: JoinForm, error: str, status: int, *, room: Room | None = None
+) -> HttpResponse:
+    ctx = {"form": form, "error": error, "suggested": suggestions.nickname_suggestions(room=room)}
+    return render(request, "workshop/join.html", ctx, status=status)
 
 
 @require_GET
@@ -475,6 +483,8 @@ def results_csv(request: HttpRequest, room: Room, kind: str) -> HttpResponse:
     if kind not in results.EXPORTS:
         raise Http404(f"Exports: {', '.join(results.EXPORTS)}.")
     rows_for, columns = results.EXPORTS[kind]
-    response = HttpResponse(results.rows_csv(rows_for(room), columns), content_type="text/csv")
+    response = HttpResponse(
+        results.rows_csv(rows_for(room), columns), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="workshop-{room.code}-{kind}.csv"'
     return response

@@ -2,7 +2,7 @@
 worker of that lane (under teachlab.devstack's restart loop) and the monitor running.
 
 A node of the drill's own (tests/drills/rabbit.py), never the system RabbitMQ. Checked: while
-it is stopped the lab page shows the lane unavailable with the reason and how to get one,
+it is stopped the lab page shows the lane unavailable (to a visitor without the broker's address),
 /readyz says so, and a run fired at it is refused with that message and nothing stored; once it
 is back the lane is available again and a run on it completes, with the same server process
 (no restart of the app). Kept: the run that completed before the outage, and its quorum queue
@@ -108,8 +108,8 @@ def test_rabbitmq_stopped_shows_the_lane_unavailable_and_why_then_back_without_a
         timeout=20,
         what="the lane shown unavailable",
     )
-    assert f"RabbitMQ at 127.0.0.1:{rabbit.port}" in card and "does not answer" in card
-    assert "To get it:" in card
+    # A visitor on a shared server (controls not local) is not shown the broker's address.
+    assert "broker is not answering" in card and f":{rabbit.port}" not in card
     status, report = readiness(server.url)
     assert status == 503 and report["checks"]["lanes"][LANE] == "down"
     assert report["checks"]["lanes"]["redis-short"] == "up"
@@ -120,7 +120,7 @@ def test_rabbitmq_stopped_shows_the_lane_unavailable_and_why_then_back_without_a
         {"lane": LANE, "count": "1", "countdown": "0", "duration": "0"},
     )
     assert code == 400 and "/lab/runs/" not in url
-    assert "does not answer" in body
+    assert "broker is not answering" in body and f":{rabbit.port}" not in body
     assert runs_of_lane() == stored, "a refused run was stored"
 
     rabbit.restore()

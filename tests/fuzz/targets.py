@@ -184,6 +184,11 @@ HTTP: dict[str, Http] = {
         path("/q/{}/{}/rate/", ids("questions"), ids("tiers")),
         fields=form(["rating"], rating=["missed", "partly", "nailed"]),
     ),
+    "lessons:theme": Http(
+        const("/settings/theme/"),
+        fields=form(["theme", "next"], theme=["system", "light", "dark"], next=["/", "/lab/"]),
+        clients=("learner", "anon"),
+    ),
     "lessons:signup": Http(
         const("/accounts/signup/"),
         ("POST", "GET"),
@@ -387,6 +392,18 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
     "lessons:review": const("/review/"),
     "lessons:progress": const("/progress/"),
     "lessons:glossary": const("/glossary/"),
+    "lessons:search": path(
+        "/search/?{}", qs(["q"], q=["prefetch", "visibility timeout", '"NEAR(acks* ', "x" * 300])
+    ),
+    "lessons:evidence_note": path("/evidence/notes/{}/", lambda w: segment("1", "4", "14")),
+    "lessons:evidence_case": path(
+        "/evidence/cases/{}/", lambda w: segment("payout-timeouts-at-12-hours")
+    ),
+    "lessons:evidence_source": path(
+        "/evidence/source/{}/{}/",
+        lambda w: segment("kombu.transport.redis", "celery.app.task", "os", "django.conf"),
+        lambda w: segment("QoS.restore_visible", "Task.retry", "path", "settings"),
+    ),
     "lab:workers": const("/lab/workers/"),
     "lab:estimate": path(
         "/lab/estimate/?{}", qs(LAB_FIELDS, lane=["redis-short", "rabbit-quorum"])

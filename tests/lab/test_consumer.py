@@ -100,7 +100,7 @@ async def test_owner_connects_and_gets_every_stored_receipt_then_live_ones():
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner, receipts=3)
     ws = _communicator(run.id, key)
-    connected, _ = await ws.connect()
+    connected, _ = await ws.connect(timeout=10)
     assert connected
     backlog = await ws.receive_from(timeout=5)
     # One row per delivery: three copies of the same task id, never folded.
@@ -123,7 +123,7 @@ async def test_a_socket_that_comes_back_gets_only_what_it_missed():
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner, receipts=2)
     first = _communicator(run.id, key)
-    assert (await first.connect())[0]
+    assert (await first.connect(timeout=10))[0]
     seen = _cursor(await first.receive_from(timeout=5))
     await first.disconnect()
     await _append(run)
@@ -134,7 +134,7 @@ async def test_a_socket_that_comes_back_gets_only_what_it_missed():
         f"/ws/lab/runs/{run.id}/?after={seen}",
         headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
-    assert (await again.connect())[0]
+    assert (await again.connect(timeout=10))[0]
     frames = ""
     while frames.count('id="rc-task-a-') < 2:
         frames += await again.receive_from(timeout=5)
@@ -154,7 +154,7 @@ async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
         f"/ws/lab/runs/{run.id}/?replay=10",
         headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
-    assert (await ws.connect())[0]
+    assert (await ws.connect(timeout=10))[0]
     assert "Replaying at 10×" in await ws.receive_from(timeout=5)
     arrived = {}
     started = time.monotonic()
@@ -174,7 +174,7 @@ async def test_another_learners_socket_is_refused_for_a_run_it_does_not_own():
     _, stranger_key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(owner)
     ws = _communicator(run.id, stranger_key)
-    connected, _ = await ws.connect()
+    connected, _ = await ws.connect(timeout=10)
     assert not connected
 
 
@@ -183,7 +183,7 @@ async def test_a_socket_without_a_learner_is_refused():
     owner, _ = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(owner)
     ws = _communicator(run.id, None)
-    connected, _ = await ws.connect()
+    connected, _ = await ws.connect(timeout=10)
     assert not connected
 
 
@@ -192,7 +192,7 @@ async def test_a_socket_from_a_foreign_origin_is_refused_even_for_the_owner():
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner)
     ws = _communicator(run.id, key, origin=(b"origin", b"https://evil.example"))
-    connected, _ = await ws.connect()
+    connected, _ = await ws.connect(timeout=10)
     assert not connected
 
 
@@ -201,7 +201,7 @@ async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_not
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner, receipts=2)
     sender, watcher = _communicator(run.id, key), _communicator(run.id, key)
-    assert (await sender.connect())[0] and (await watcher.connect())[0]
+    assert (await sender.connect(timeout=10))[0] and (await watcher.connect(timeout=10))[0]
     await sender.receive_from(timeout=5)
     await watcher.receive_from(timeout=5)
 
@@ -241,7 +241,7 @@ async def test_events_appended_while_many_sockets_connect_arrive_once_each_in_or
     run = await sync_to_async(_finished_run)(learner, receipts=1)
 
     async def watch(ws) -> list[int]:
-        assert (await ws.connect())[0]
+        assert (await ws.connect(timeout=10))[0]
         got = ""
         while got.count('id="rc-task-a-') < 21:
             got += await ws.receive_from(timeout=10)
@@ -267,7 +267,7 @@ async def test_a_running_redis_run_gets_a_first_look_inside_the_broker_on_connec
     run.status = Run.Status.RUNNING
     await sync_to_async(run.save)(update_fields=["status"])
     ws = _communicator(run.id, key)
-    assert (await ws.connect())[0]
+    assert (await ws.connect(timeout=10))[0]
     first = await ws.receive_from(timeout=5)
     assert 'id="broker"' in first and "Queue length" in first
     await ws.disconnect()
@@ -278,7 +278,7 @@ async def test_a_resync_redraws_the_run_but_not_again_within_a_few_seconds():
     learner, key = await sync_to_async(_learner_with_session)()
     run = await sync_to_async(_finished_run)(learner, receipts=2)
     ws = _communicator(run.id, key)
-    assert (await ws.connect())[0]
+    assert (await ws.connect(timeout=10))[0]
     await ws.receive_from(timeout=5)
     await ws.send_to(text_data='{"action": "resync"}')
     redraw = await ws.receive_from(timeout=5)
@@ -303,7 +303,7 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
         raise OperationalError("couldn't get a connection after 10.00 sec")
 
     async def connect() -> tuple[bool, object]:
-        return await _communicator(run.id, key).connect()
+        return await _communicator(run.id, key).connect(timeout=10)
 
     monkeypatch.setattr(reading, "run_for_learner", busy)
     assert async_to_sync(connect)() == (False, CLOSE_TRY_AGAIN)
@@ -312,7 +312,7 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
 
     async def retry() -> str:
         ws = _communicator(run.id, key)
-        connected, _ = await ws.connect()
+        connected, _ = await ws.connect(timeout=10)
         assert connected
         frame = await ws.receive_from(timeout=5)
         await ws.disconnect()

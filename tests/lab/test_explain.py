@@ -89,10 +89,23 @@ def test_the_explanation_states_timeouts_passed_copies_expected_and_seen(client,
     assert "timeouts passed: 2" in page
     assert "copies expected: 3" in page and "copies seen: 3" in page
     assert "ceil(wait / 10) predicts 3 copies for the task" in page
-    assert "exactly as predicted" in page
+    assert "Workers received 3, exactly what ceil(wait / 10) gives." in page
+    assert "as predicted" not in page  # the formula's count is not the learner's prediction
     html = client.get(f"/lab/runs/{run.id}/").content.decode()
     assert 'href="/q/raise-visibility-timeout/solid/"' in html
     assert 'href="/lab/experiments/countdown-beyond-timeout/"' in html
+
+
+def test_the_formula_is_never_called_the_prediction_beside_a_different_one(client, learner):
+    run = _stored_run(
+        learner, params={"count": 1, "countdown": 25}, copies=[[0.04, 10.6, 20.6]], due=[25.0]
+    )
+    run.prediction = 2
+    run.save(update_fields=["prediction"])
+    page = _text(client.get(f"/lab/runs/{run.id}/").content.decode())
+    assert "You predicted 2 receipts" in page
+    assert "exactly what ceil(wait / 10) gives; you predicted 2." in page
+    assert "exactly as predicted" not in page
 
 
 def test_a_batch_explanation_adds_up_each_tasks_copies_and_says_which_came_more_often(
@@ -212,3 +225,17 @@ def test_an_experiment_that_asks_when_refuses_a_prediction_without_a_timing(clie
     assert "Say when you expect it to happen too" in response.content.decode()
     page = client.get("/lab/experiments/countdown-beyond-timeout/").content.decode()
     assert 'name="timing"' in page and "All together, when the 25 s countdown ends" in page
+
+
+def test_a_rabbitmq_run_page_never_shows_an_unknown_visibility_timeout(client, learner):
+    run = _stored_run(
+        learner,
+        lane="rabbit-quorum",
+        vt=None,
+        params={"count": 1, "countdown": 25},
+        copies=[[0.04]],
+        due=[25.0],
+    )
+    page = _text(client.get(f"/lab/runs/{run.id}/").content.decode())
+    assert "(? s)" not in page and "visibility timeout (" not in page
+    assert "this lane has no visibility timeout" in page

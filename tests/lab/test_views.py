@@ -76,6 +76,7 @@ def test_lab_home_shows_every_listed_lane_and_the_run_form(client):
 
 def test_an_unavailable_lane_says_why_and_how_to_get_its_broker(client, settings):
     settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
+    settings.LAB_LOCAL_CONTROLS = True  # a local run: the details are the learner's own machine
     page = client.get("/lab/").content.decode()
     assert "Unavailable" in page
     assert "does not answer" in page and "rabbitmq-server" in page
@@ -220,6 +221,7 @@ def test_an_eta_in_the_past_is_refused_with_a_reason(client):
 
 def test_firing_at_an_unreachable_broker_says_how_to_get_it_and_stores_nothing(client, settings):
     settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
+    settings.LAB_LOCAL_CONTROLS = True
     response = client.post("/lab/", {"lane": "rabbit-quorum", "countdown": "1", "count": "1"})
     assert response.status_code == 400
     page = response.content.decode()
@@ -267,6 +269,7 @@ def test_a_finished_batch_run_draws_its_copies_per_task_charts(client, learner):
 
 def test_firing_while_the_labs_own_redis_is_down_says_so_and_stores_nothing(client, settings):
     settings.REDIS_URL = "redis://127.0.0.1:1"
+    settings.LAB_LOCAL_CONTROLS = True
     response = client.post("/lab/", {"lane": "rabbit-quorum", "countdown": "1", "count": "1"})
     assert response.status_code == 400
     page = response.content.decode()

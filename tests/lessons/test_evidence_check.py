@@ -128,7 +128,8 @@ def _first_claim_with(text: str, evidence: str, extra: str = "") -> str:
             "experiment countdown-beyond-timeout has no check 'no_such_check'",
         ),
         (
-            "    evidence: [{seed: 002_fixture-seed.txt, checks: [receipts]}]\n",
+            # a seed with a case study (lessons/seed_cases.yaml), so only `checks` is wrong
+            "    evidence: [{seed: 000_c89bb4ffd467a515.txt, checks: [receipts]}]\n",
             "`checks` belongs to an `experiment` reference",
         ),
         (
@@ -160,7 +161,7 @@ def test_each_evidence_reference_without_what_shows_the_claim_is_refused(
     tmp_path, settings, evidence, message
 ):
     settings.SEEDS_DIR = tmp_path / "seeds"
-    write(settings.SEEDS_DIR, "002_fixture-seed.txt", "facts")
+    write(settings.SEEDS_DIR, "000_c89bb4ffd467a515.txt", "facts")
     text = _first_claim_with(good_text(), evidence)
     path = write(tmp_path / "lessons", GOOD.name, text)
 

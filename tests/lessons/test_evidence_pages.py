@@ -23,6 +23,13 @@ pytestmark = pytest.mark.django_db
 
 EXPERIMENT_LINK = 'href="/lab/experiments/countdown-beyond-timeout/"'
 SEED = "002_fixture-seed.txt"
+CASES = f"""cases:
+  - seed: {SEED}
+    slug: fixture-case
+    title: Fixture case <i>study</i>
+    summary: A case in our words.
+"""
+CASE_LINK = '<a href="/evidence/cases/fixture-case/">Fixture case &lt;i&gt;study&lt;/i&gt;</a>'
 FACTS = """# Broker behaviour measured on this stack
 
 ## Redis transport
@@ -66,7 +73,7 @@ def key_points(html: str) -> list[str]:
 @pytest.fixture
 def rich_lessons(settings, tmp_path):
     """The quiz fixtures, Alpha's first key point and last cost claim backed by every kind of
-    evidence, with a seeds folder and measurement notes of their own."""
+    evidence, with a seeds folder, its case studies and measurement notes of their own."""
     directory = tmp_path / "content"
     shutil.copytree(QUIZ_FIXTURES, directory)
     alpha = directory / "01-quiz-alpha.yaml"
@@ -85,6 +92,7 @@ def rich_lessons(settings, tmp_path):
     alpha.write_text(text, encoding="utf-8")
     write(tmp_path / "seeds", SEED, "a seed")
     settings.SEEDS_DIR = tmp_path / "seeds"
+    settings.SEED_CASES_FILE = write(tmp_path, "seed_cases.yaml", CASES)
     settings.BROKER_FACTS_FILE = write(tmp_path, "BROKER-FACTS.md", FACTS)
     settings.LESSONS_DIR = directory
     assert get_question(ALPHA) is not None, "the rich fixture must load"
@@ -126,10 +134,12 @@ def test_a_key_point_lists_each_kind_of_evidence_and_the_versions_it_holds_for(
     assert "Holds for</span> RabbitMQ 4.0 or later and before 4.3" in point
     assert EXPERIMENT_LINK in point
     assert "Measured on this stack:</span> Copies follow the timeout." in point
-    assert "(measurement note 1)" in point
-    assert f"Seed document:</span> <code>{SEED}</code>" in point
+    assert '(<a href="/evidence/notes/1/">measurement note 1</a>)' in point
+    assert f"Case study:</span> {CASE_LINK}" in point
+    assert SEED not in point, "a learner sees the case's title, not the seed's file name"
     assert (
-        "<code>QoS.restore_visible</code> in <code>kombu.transport.redis</code> "
+        '<a href="/evidence/source/kombu.transport.redis/QoS.restore_visible/">'
+        "<code>QoS.restore_visible</code> in <code>kombu.transport.redis</code></a> "
         "(kombu 5.7 or later and before 5.8)"
     ) in point
     assert (
@@ -162,7 +172,7 @@ def test_quiz_feedback_links_the_claims_evidence_and_the_checked_versions(client
     feedback = html[html.index('class="quiz-feedback"') :]
     assert "<summary>How we know</summary>" in feedback
     assert EXPERIMENT_LINK in feedback
-    assert f"<code>{SEED}</code>" in feedback
+    assert CASE_LINK in feedback
     assert "Holds for</span> Celery 5.5 or later" in feedback
     assert "Checked against Celery 5.7.0, kombu 5.7.0." in feedback
 
@@ -175,7 +185,7 @@ def test_the_score_page_and_the_review_page_show_a_missed_claims_evidence(client
     result = client.get(f"/quiz/a/{attempt}/result/").content.decode()
     missed = result[result.index(f'data-key="{key}"') :]
     missed = missed[: missed.index("</details>")]
-    assert EXPERIMENT_LINK in missed and f"<code>{SEED}</code>" in missed
+    assert EXPERIMENT_LINK in missed and CASE_LINK in missed
 
     review = client.get("/review/").content.decode()
     card = review[review.index(f'<li class="card" data-key="{key}"') :]

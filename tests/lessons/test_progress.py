@@ -157,7 +157,7 @@ def test_reset_asks_first_and_deletes_only_after_confirmation(client):
     answer(client, attempt, f"{ALPHA}:cost-1", "holds")
     learner = client_learner(client)
     page = client.get("/progress/reset/").content.decode()
-    assert "1 quiz attempts" in page and "1 self-ratings" in page
+    assert "1 quiz attempt<" in page and "1 self-rating<" in page  # singular for one
     refused = client.post("/progress/reset/", {})
     assert refused.status_code == 400 and "Nothing was deleted" in refused.content.decode()
     assert learner.quiz_attempts.count() == 1

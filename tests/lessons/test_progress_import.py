@@ -239,6 +239,16 @@ BAD_FILES = [
     ("not-utf8", b"\xff\xfe\x00junk", "The file is not text (UTF-8)"),
     ("a-list", b"[1, 2]", "The file holds JSON, but not a progress file"),
     (
+        "nested-past-the-parser",
+        b'{"format": "teachlab-progress/1", "note": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "The file nests lists or objects far deeper than a progress file does",
+    ),
+    (
+        "a-5000-digit-integer",
+        b'{"format": "teachlab-progress/1", "tiers_revealed": ' + b"9" * 5000 + b"}",
+        "The file holds a number thousands of digits long",
+    ),
+    (
         "wrong-version",
         broken(lambda d: d.update(format="teachlab-progress/2")),
         "format: this file has format 'teachlab-progress/2'; this app reads "
@@ -444,3 +454,30 @@ def test_imported_summaries_follow_the_learner_into_an_account_on_sign_in(client
         '<dd id="overview-lab">2 (2 imported as summaries)</dd>'
         in other.get("/progress/").content.decode()
     )
+
+
+@pytest.mark.parametrize(
+    ("limit", "value", "says"),
+    [
+        ("PROGRESS_IMPORT_MAX_ROWS", 3, "one import takes at most 3"),
+        ("PROGRESS_IMPORT_MAX_SECONDS", 0, "The import took more than 0 s and was undone"),
+    ],
+    ids=["more-rows-than-one-import-takes", "out-of-time"],
+)
+def test_an_import_past_its_row_or_time_cap_is_refused_and_nothing_is_stored(
+    client, settings, limit, value, says
+):
+    setattr(settings, limit, value)
+    data = export_of_progress()
+    client.get("/progress/")
+    response = upload(client, data)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert says in html and "Nothing was imported." in html
+    assert all(n == 0 for n in rows(client_learner(client)).values())
+
+
+def export_of_progress() -> dict:
+    source = Client()
+    some_progress(source)
+    return export(source)

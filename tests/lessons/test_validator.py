@@ -496,6 +496,19 @@ EVIDENCE_CASES = [
         lambda t: line_of(t, "999_missing"),
     ),
     (
+        "measurement-note-that-does-not-exist",
+        lambda t: _first_claim_evidence(t, "[{measured: 99}]"),
+        "claims_cost[0].evidence[0].measured: lessons/measurements.md has no item 99",
+        lambda t: line_of(t, "measured: 99"),
+    ),
+    (
+        "seed-without-a-case-study",
+        lambda t: _first_claim_evidence(t, "[{seed: 001_real.txt}]"),
+        "claims_cost[0].evidence[0].seed: seed '001_real.txt' has no case study in "
+        "lessons/seed_cases.yaml",
+        lambda t: line_of(t, "001_real.txt"),
+    ),
+    (
         "version-named-without-versions",
         lambda t: replace_once(
             t,

@@ -66,7 +66,8 @@ async def presenter_socket(room, user) -> WebsocketCommunicator:
     comm = socket(f"/ws/workshop/{room.code}/present/", cookie)
     connected, _ = await comm.connect()
     assert connected
-    await comm.receive_from(timeout=5)
+    # The first console drawn in a session renders every template cold: seconds under load.
+    await comm.receive_from(timeout=20)
     return comm
 
 

@@ -53,8 +53,9 @@ def _csv(console: Page, base: str, code: str, kind: str) -> list[dict]:
     """An export, fetched with the console's session (the instructor's login)."""
     response = console.context.request.get(f"{base}/workshop/r/{code}/results/{kind}.csv")
     assert response.ok, (kind, response.status)
-    assert response.headers["content-type"] == "text/csv"
-    return list(csv.DictReader(io.StringIO(response.text())))
+    assert response.headers["content-type"] == "text/csv; charset=utf-8"
+    assert response.body().startswith(b"\xef\xbb\xbf"), kind  # the BOM Excel reads UTF-8 by
+    return list(csv.DictReader(io.StringIO(response.body().decode("utf-8-sig"))))
 
 
 def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_and_the_csv(
@@ -332,14 +333,25 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
     ana.screenshot(path=str(ARTIFACTS / "workshop-phone-outcome.png"), full_page=True)
 
     # The exports: one row per participant per item (Eve's vote kept, marked removed), the
-    # claim's summary, the run's guesses and the leaderboard of those still seated.
+    # typed answers, the claim's summary, the run's guesses and the leaderboard of those
+    # still seated.
     answers = _csv(console, base, code, "answers")
-    assert len(answers) == 5 * 2
-    assert [r["nickname"] for r in answers] == [*people, *people]
+    assert len(answers) == 5 * 3
+    assert [r["nickname"] for r in answers] == [*people, *people, *people]
     by = {(r["nickname"], r["kind"]): r for r in answers}
+    typed = {
+        name: (by[(name, "answer")]["answer"], by[(name, "answer")]["on_screen"]) for name in people
+    }
+    assert typed == {
+        "Ana": ("Make the handler idempotent", "yes"),
+        "Bo": ("<i>retry</i> with backoff", "yes"),
+        "Chidi": ("", ""),
+        "Dee": ("", ""),
+        "Eve": ("", ""),
+    }
     for name in people:
         vote, guess = by[(name, "claim")], by[(name, "run")]
-        assert (vote["item"], guess["item"]) == ("1", "2")
+        assert (vote["item"], by[(name, "answer")]["item"], guess["item"]) == ("1", "2", "3")
         assert vote["removed"] == guess["removed"] == ("yes" if name == "Eve" else "no")
         assert vote["right_answer"] == right and guess["right_answer"] == "3"
         if name in chosen:
@@ -347,7 +359,7 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
             assert vote["correct"] == ("yes" if chosen[name] == right else "no"), name
             assert vote["score"] == ("1" if chosen[name] == right else "0"), name
         else:
-            assert vote["answer"] == vote["correct"] == vote["answered_at"] == "", name
+            assert vote["answer"] == vote["correct"] == vote["answered_at (UTC)"] == "", name
         if name in guesses:
             assert guess["answer"] == str(guesses[name]), name
             assert guess["off_by"] == str(abs(guesses[name] - 3)), name
@@ -363,8 +375,13 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
         "answered": "4",
         "right": "2",
     }
-    # Dee, still seated, never voted; Eve voted before she was removed.
-    assert (claim_row["unanswered"], claim_row["right_pct"]) == ("1", "50")
+    # Dee, still seated and present (she guessed later), never voted; Eve voted before she
+    # was removed.
+    assert (claim_row["present"], claim_row["unanswered"], claim_row["right_pct"]) == (
+        "4",
+        "1",
+        "50",
+    )
     (run_row,) = _csv(console, base, code, "runs")
     assert (run_row["predictions"], run_row["predicted"]) == ("4", "2 3 4 6")
     assert (run_row["observed"], run_row["closest"], run_row["metric"]) == ("3", "Ana", "receipts")

@@ -249,7 +249,7 @@ def test_the_leaderboard_lists_only_seats_that_took_part(room, question):
 @sockets
 @asynctest
 async def test_a_rename_redraws_the_name_on_every_screen_that_shows_it(room, instructor):
-    butt, bo = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("Butthead", "Bo")]
+    butt, bo = [await db(rooms.seat_join)(room=room, nickname=n) for n in ("Troll", "Bo")]
     shared = await db(_fired_run)(room, {butt.pk: 10, bo.pk: 12})
     await db(predictions.shared_run_finish)(shared=shared, summary={"receipts": 10})
     await db(rooms.room_leaderboard)(room=room, shown=True)
@@ -265,7 +265,7 @@ async def test_a_rename_redraws_the_name_on_every_screen_that_shows_it(room, ins
         "presenter": await receive_until(presenter, "Closest: <strong>Carol</strong>"),
         "projector": await receive_until(screen, "Closest: <strong>Carol</strong>"),
     }
-    assert all("Butthead" not in frame for frame in seen.values())
+    assert all("Troll" not in frame for frame in seen.values())
     assert re.search(r'class="c-name">Carol<', seen["participant"])  # leaderboard and ranking
 
     await db(rooms.seat_kick)(room=room, seat_id=bo.pk)

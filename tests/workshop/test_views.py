@@ -125,7 +125,7 @@ def test_a_hostile_nickname_is_escaped_on_every_screen_and_in_the_csv(room, inst
         assert nasty not in page
         assert "&lt;img src=x onerror=1&gt;" in page
     export = driver.get(reverse("workshop:results_csv", args=[room.code, "participants"]))
-    rows = list(csv.reader(io.StringIO(export.content.decode())))
+    rows = list(csv.reader(io.StringIO(export.content.decode("utf-8-sig"))))
     assert ["'" + formula] in [r[:1] for r in rows]
 
 
@@ -201,11 +201,13 @@ def test_results_keep_votes_per_participant_and_per_claim_after_closing(room, in
     rooms.room_close(room=room)
     driver = _driver(instructor)
     claims = driver.get(reverse("workshop:results_csv", args=[room.code, "claims"]))
-    rows = list(csv.DictReader(io.StringIO(claims.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(claims.content.decode("utf-8-sig"))))
     assert rows[0]["claim"] == claim.key and rows[0]["answered"] == "2"
     assert rows[0]["right_pct"] == "50"
     people = driver.get(reverse("workshop:results_csv", args=[room.code, "participants"]))
-    by_name = {r["nickname"]: r for r in csv.DictReader(io.StringIO(people.content.decode()))}
+    by_name = {
+        r["nickname"]: r for r in csv.DictReader(io.StringIO(people.content.decode("utf-8-sig")))
+    }
     assert by_name["Ana"]["right"] == "1" and by_name["Bo"]["right"] == "0"
     refused = Client().post(reverse("workshop:join"), {"code": room.code, "nickname": "Late"})
     assert "has ended" in refused.content.decode()

@@ -12,6 +12,7 @@ from lessons.glossary import check_glossary, glossary_path
 from lessons.loader import check_files, display_path, lesson_files
 from lessons.rendering import count_words
 from lessons.schema import TIERS
+from lessons.seed_cases import seed_cases
 
 
 def _count(value) -> int:
@@ -98,6 +99,9 @@ class Command(BaseCommand):
         if not options["files"] and glossary_path().exists():  # the whole content: its glossary too
             slugs = {q.slug for q in checked.questions}
             checked.problems.extend(check_glossary(glossary_path(), slugs).problems)
+        cases = seed_cases()
+        if not options["files"] and cases is not None:
+            checked.problems.extend(cases.problems)
         for problem in checked.problems:
             (self.stderr if options["json"] else self.stdout).write(str(problem))
         if options["evidence"]:

@@ -1,0 +1,56 @@
+"""A broker that does not answer: its address and the OS's error are shown to staff (and on a
+local run), everyone else reads that the lab's broker is not answering."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from teachlab.lab.errors import BROKER_NOT_ANSWERING
+from tests.stack import free_port
+from tests.workshop.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+PLAIN = "The lab&#x27;s broker is not answering"
+
+
+@pytest.fixture
+def dead_lane(settings):
+    """A listed lane whose broker URL is a closed port."""
+    port = free_port()
+    settings.LAB_LOCAL_CONTROLS = False
+    settings.LAB_EXTRA_LANES = [
+        *settings.LAB_EXTRA_LANES,
+        {"name": "dead-lane", "broker": "redis", "url": f"redis://127.0.0.1:{port}/0"},
+    ]
+    return f"127.0.0.1:{port}"
+
+
+def _fire(client: Client):
+    client.get(reverse("lab:home"))  # a visitor's cookie, as a browser has one
+    fields = {"lane": "dead-lane", "count": "1", "countdown": "0", "duration": "0"}
+    return client.post(reverse("lab:home"), fields)
+
+
+def test_a_visitor_sees_no_broker_address_or_os_error_on_the_lab_page(dead_lane):
+    page = Client().get(reverse("lab:home")).content.decode()
+    assert PLAIN in page
+    assert dead_lane not in page and "refused" not in page.lower()
+
+    refused = _fire(Client())
+    assert refused.status_code == 400
+    body = refused.content.decode()
+    assert PLAIN in body
+    assert dead_lane not in body and "refused" not in body.lower()
+
+
+def test_staff_see_the_brokers_address_and_the_os_error(dead_lane):
+    staff = Client()
+    staff.force_login(make_user("ops", staff=True))
+    page = staff.get(reverse("lab:home")).content.decode()
+    assert f"Redis at {dead_lane} does not answer" in page and "To get it:" in page
+    body = _fire(staff).content.decode()
+    assert f"Redis at {dead_lane} does not answer" in body
+    assert BROKER_NOT_ANSWERING.split(",")[0].replace("'", "&#x27;") not in body
