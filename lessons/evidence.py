@@ -8,7 +8,7 @@ In a lesson file (`evidence` is a list; each item has exactly one of these keys)
       - experiment: acks-late-long-body        # a lab experiment (lessons/experiments/<slug>.yaml)
         checks: [receipts, running_at_once]    # ... and the checks of it that show the claim
       - measured: 3                            # item 3 of lessons/measurements.md (measured here)
-      - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/
+      - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/, named in seed_cases.yaml
       - source: {package: kombu, versions: ">=5.7,<5.8",
                  module: kombu.transport.redis, function: QoS.restore_visible,
                  shows: "ceil = time() - self.visibility_timeout"}   # text in that function
@@ -21,6 +21,7 @@ A claim whose text names a product with a version ("RabbitMQ 4.0", "Celery 5.5")
 `versions` which versions of that product it holds for. An experiment is refused as evidence
 for a claim whose `versions` exclude what the lab runs (lessons/lab_versions.py), and
 `validatelessons` checks every `shows:` against the installed source (lessons/evidence_check.py).
+Each kind opens a page of its own from "How we know" (lessons/evidence_views.py).
 """
 
 from __future__ import annotations

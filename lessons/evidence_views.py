@@ -7,6 +7,7 @@ from django.views.decorators.http import require_GET
 
 from lessons.evidence import Evidence
 from lessons.evidence_citations import citing_note, citing_seed, citing_source, shows_cited
+from lessons.evidence_display import checked_against_shown
 from lessons.lab_versions import lab_versions
 from lessons.measurement_notes import measurement_note
 from lessons.pages import lab_experiment_titles
@@ -44,7 +45,7 @@ def note(request: HttpRequest, number: int) -> HttpResponse:
             "note": found,
             "citations": cited,
             "experiments": _experiments_beside(cited),
-            "installed": lab_versions(),
+            "lab_runs": checked_against_shown(lab_versions()),
         },
     )
 

@@ -46,8 +46,11 @@ def _notes(path: str, stamp: int) -> dict[int, MeasurementNote]:
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     first = _ITEM.search(text)
     preamble = text[: first.start()] if first else text
-    setting = "\n".join(
-        line for line in preamble.splitlines() if line.strip() and not line.startswith("#")
+    # The paragraphs above the list, less the heading and the note to authors.
+    setting = "\n\n".join(
+        para.strip()
+        for para in re.split(r"\n\s*\n", preamble)
+        if para.strip() and not para.lstrip().startswith("#") and "`measured:" not in para
     )
     found: dict[int, MeasurementNote] = {}
     for match in _ITEM.finditer(text):

@@ -3,6 +3,7 @@
 import secrets
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 
 
@@ -213,8 +214,7 @@ class SearchEntry(models.Model):
 
     Rows belong to a `corpus`, a fingerprint of the content they were made from: a search only
     reads its own corpus, so an edit (or a second server over other lessons) never shows half
-    of one set mixed with another. PostgreSQL searches these columns directly; on SQLite the
-    FTS5 table `lessons_searchentry_fts` (made by migration 0005) mirrors title and body."""
+    of one set mixed with another. PostgreSQL searches `document`; on SQLite the FTS5 table `lessons_searchentry_fts` (made by migration 0005) mirrors title and body."""
 
     class Kind(models.TextChoices):
         QUESTION = "question", "Question"
@@ -231,6 +231,9 @@ class SearchEntry(models.Model):
     body = models.TextField()
     url = models.CharField(max_length=300)
     position = models.PositiveIntegerField()  # content order: breaks ties in rank
+    # PostgreSQL only: title and body as a stored tsvector under a GIN index (migration 0005),
+    # so a search reads the index instead of parsing every entry; empty on SQLite.
+    document = SearchVectorField(null=True, editable=False)
 
     class Meta:
         ordering = ["position"]

@@ -1,5 +1,5 @@
 """Search with the database's own full-text index: PostgreSQL's text search (english stemming,
-title weighted over body, ts_headline for the excerpt) in production, SQLite's FTS5 (porter
+title weighted over body, a stored tsvector under a GIN index, ts_headline for the excerpt) in production, SQLite's FTS5 (porter
 stemming, bm25, snippet) locally. Both run offline.
 
 What a learner types is never handed to either parser as syntax: it is cut into words, and
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from django.db import connection
+from django.db.models import F
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -79,21 +80,13 @@ def excerpt_html(marked: str) -> SafeString:
 
 
 def _postgresql(corpus: str, words: list[str]) -> list[tuple[SearchEntry, str]]:
-    from django.contrib.postgres.search import (
-        SearchHeadline,
-        SearchQuery,
-        SearchRank,
-        SearchVector,
-    )
+    from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchRank
 
-    vector = SearchVector("title", "belongs_to", weight="A", config="english") + SearchVector(
-        "body", weight="B", config="english"
-    )
     query = SearchQuery(" ".join(words), search_type="plain", config="english")
     rows = (
         SearchEntry.objects.filter(corpus=corpus)
-        .annotate(document=vector, rank=SearchRank(vector, query))
         .filter(document=query)
+        .annotate(rank=SearchRank(F("document"), query))
         .annotate(
             excerpt=SearchHeadline(
                 "body",

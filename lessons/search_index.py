@@ -177,7 +177,19 @@ def index_sync() -> tuple[str, int]:
         )
         if connection.vendor == "sqlite":
             _fts_sync()
+        elif connection.vendor == "postgresql":
+            SearchEntry.objects.filter(corpus=corpus, document__isnull=True).update(
+                document=document_vector()
+            )
     return corpus, len(entries)
+
+
+def document_vector():
+    """PostgreSQL's tsvector of an entry: its title and what it belongs to weigh over its body."""
+    from django.contrib.postgres.search import SearchVector
+
+    title = SearchVector("title", "belongs_to", weight="A", config="english")
+    return title + SearchVector("body", weight="B", config="english")
 
 
 def _fts_sync() -> None:

@@ -298,6 +298,13 @@ SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
 REDIS_DB_CHANNELS = env_int("REDIS_DB_CHANNELS", 0)
 REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker registry
+# The lab lanes' Redis broker; empty: REDIS_URL's server. `lab matrix` points the lanes (and
+# the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
+LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
+# `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
+LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)
+# Where `lab matrix` stores its records; empty: lessons/verified/ (tests point it elsewhere).
+LAB_VERIFIED_DIR = env("LAB_VERIFIED_DIR", "")
 # Every rate limit's keys in that database start with this (teachlab/ratelimits.py).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", "teachlab-limits")
 RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")

@@ -112,7 +112,9 @@
     if (!source || !source.matches('[data-action="reveal"]')) return;
     if (!document.getElementById("tiers")) return;
     stopTimer();
-    const headings = document.querySelectorAll("#tiers .tier h3");
+    // The tier's own heading only: a tier's prose has h3s of its own (the senior answers'
+    // sections), and focusing the last of those did nothing (issue 29).
+    const headings = document.querySelectorAll("#tiers .tier > h3[tabindex]");
     const last = headings[headings.length - 1];
     if (last) {
       last.focus();

@@ -24,6 +24,7 @@ from teachlab.dbasync import HubFed, NoHopDispatch, db_async
 from teachlab.socketframes import FrameSizeCapped
 from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
+    actionids,
     broadcast,
     fragments,
     heartbeat,
@@ -39,7 +40,7 @@ from teachlab.workshop import (
 )
 from teachlab.workshop.batching import RoomBatcher
 from teachlab.workshop.errors import WorkshopError
-from teachlab.workshop.frames import Frame, frame_parse
+from teachlab.workshop.frames import Frame, frame_aid, frame_parse
 from teachlab.workshop.hub import hub_join, hub_leave
 from teachlab.workshop.models import Room, Seat
 
@@ -127,12 +128,16 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
         refusal = await self.over_budget()
         if refusal:
             await self.send(text_data=fragments.error_html(refusal))
+            await self.ack(frame_aid(text_data), refusal=refusal)
             return
+        aid, refused = "", None
         try:
             frame = frame_parse(text_data, presenter=self.is_presenter)
-            html = await self.act_async(frame)
+            aid = frame.aid
+            html = await self.act_once(frame)
         except WorkshopError as exc:
-            html = fragments.error_html(exc.message)
+            aid = aid or frame_aid(text_data)
+            html, refused = fragments.error_html(exc.message), exc.message
         else:
             if frame.action in REFRESHES:
                 await broadcast.presenter_refresh_soon(
@@ -142,6 +147,18 @@ class RoomSocket(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer)
                 await livecounts.counts_refresh_soon(room_id=self.room_id)
         if html:
             await self.send(text_data=html)
+        if html is not None:
+            await self.ack(aid, refusal=refused)
+
+    async def act_once(self, frame: Frame) -> str | None:
+        """Participants' actions carry an id (actionids.py); presenters' are acted on as sent."""
+        return await self.act_async(frame)
+
+    async def ack(self, aid: str, *, refusal: str | None) -> None:
+        """Tell the page its action `aid` was taken, or refused and why (ws-pending.js)."""
+        if aid and self.seat_id is not None:
+            frame = actionids.ack_frame(aid, ok=refusal is None, message=refusal or "")
+            await self.send(text_data=frame)
 
     async def database_busy(self, message) -> None:
         """A frame whose database work failed is answered like a refused one (nothing of it
@@ -295,6 +312,36 @@ class ParticipantSocket(RoomSocket):
         return fragments.participant_html(
             seat.room, ["stage", "banner", "claim", "run", "error"], seat=seat, live=True
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
+
+    async def act_once(self, frame: Frame) -> str | None:
+        """A copy of an action already taken changes nothing: the page gets the seat's state
+        as it is now (and the first copy's refusal, if it was refused); None while the first
+        copy is still being stored, so the page keeps it pending."""
+        if not frame.aid:
+            return await self.act_async(frame)
+        ids = {"seat_id": self.seat_id, "aid": frame.aid}
+        try:
+            first = await actionids.action_claim(**ids)
+        except Exception:  # noqa: BLE001 - votes, answers and guesses are upserts: act anyway
+            log.warning("workshop action ids unavailable", exc_info=True)
+            return await self.act_async(frame)
+        if first == actionids.IN_FLIGHT:
+            return None
+        if first is not None:
+            kind, _, refusal = first.partition("\n")
+            if kind == actionids.REFUSED:
+                raise WorkshopError(refusal)
+            return await db_async(self.render_state)()
+        try:
+            html = await self.act_async(frame)
+        except WorkshopError as exc:
+            await actionids.action_settle(**ids, refusal=exc.message)
+            raise
+        except BaseException:
+            await actionids.action_release(**ids)
+            raise
+        await actionids.action_settle(**ids)
+        return html
 
     async def act_async(self, frame: Frame) -> str:
         # A room's votes and guesses are stored together (batching.py).

@@ -30,13 +30,34 @@ PRESENTER_ACTIONS = {
     "readmit": {"seat": ("id", 12)},
     "rename": {"seat": ("id", 12), "nickname": ("text", 100)},
 }
-ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken"}
+ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken", "aid"}
+# A participant page's id for an action it resends until acknowledged (actionids.py).
+AID_CHARS = frozenset("0123456789abcdef")
+AID_MAX = 64
 
 
 @dataclass(frozen=True)
 class Frame:
     action: str
     fields: dict
+    aid: str = ""
+
+
+def _aid(data: dict) -> str:
+    aid = data.get("aid", "")
+    if not isinstance(aid, str) or len(aid) > AID_MAX or not set(aid) <= AID_CHARS:
+        raise WorkshopError("Malformed action id.")
+    return aid
+
+
+def frame_aid(text: str | None) -> str:
+    """The action id of a frame refused before it is read (the budget), or "": so the page
+    hears that this action was not taken instead of waiting for it."""
+    try:
+        data = json.loads(text or "")
+        return _aid(data) if isinstance(data, dict) else ""
+    except (ValueError, RecursionError, WorkshopError):
+        return ""
 
 
 def frame_parse(text: str | None, *, presenter: bool) -> Frame:
@@ -75,4 +96,4 @@ def frame_parse(text: str | None, *, presenter: bool) -> Frame:
                 raise WorkshopError(f"Field {name} must be a number.")
             value = int(value)
         fields[name] = value
-    return Frame(action=action, fields=fields)
+    return Frame(action=action, fields=fields, aid=_aid(data))

@@ -39,7 +39,7 @@ _local: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _beats: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _client() -> aioredis.Redis:
+def app_redis() -> aioredis.Redis:
     """One client per event loop: a redis.asyncio connection cannot cross loops."""
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
@@ -52,7 +52,7 @@ def _client() -> aioredis.Redis:
 async def presence_enter(*, room_id: int, seat_id: int, socket_key: str) -> None:
     member = f"{seat_id}:{socket_key}"
     key = presence_key(room_id)
-    async with _client().pipeline(transaction=False) as pipe:
+    async with app_redis().pipeline(transaction=False) as pipe:
         pipe.zadd(key, {member: time.time() + TTL_SECONDS})
         pipe.expire(key, TTL_SECONDS * 2)
         await pipe.execute()
@@ -68,7 +68,7 @@ async def presence_leave(*, room_id: int, seat_id: int, socket_key: str) -> None
     entries = _local.get(asyncio.get_running_loop())
     if entries is not None:
         entries.discard((room_id, member))
-    await _client().zrem(presence_key(room_id), member)
+    await app_redis().zrem(presence_key(room_id), member)
 
 
 async def _heartbeat() -> None:
@@ -81,7 +81,7 @@ async def _heartbeat() -> None:
             break
         expires = time.time() + TTL_SECONDS
         try:
-            async with _client().pipeline(transaction=False) as pipe:
+            async with app_redis().pipeline(transaction=False) as pipe:
                 for room_id, member in entries:
                     # XX: never bring back an entry its socket's disconnect already removed.
                     pipe.zadd(presence_key(room_id), {member: expires}, xx=True)

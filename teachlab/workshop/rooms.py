@@ -107,13 +107,7 @@ def seat_join(*, room: Room, nickname: str) -> Seat:
             raise WorkshopError(
                 "The instructor has locked this room: it takes no new participants for now."
             )
-        # A cap per room (settings.WORKSHOP_MAX_SEATS, removed seats included): nothing
-        # should be able to fill a room with thousands of scripted seats.
-        limit = settings.WORKSHOP_MAX_SEATS
-        if Seat.objects.filter(room=room).count() >= limit:
-            raise WorkshopError(
-                f"This room is full ({limit} participants). Ask the instructor to open another."
-            )
+        seats_free_check(room)
         fields = nickname_check(room=locked, nickname=nickname)
         try:
             with transaction.atomic():
@@ -125,6 +119,17 @@ def seat_join(*, room: Room, nickname: str) -> Seat:
             ) from None
     broadcast.presenter_seats_changed(room=room)
     return seat
+
+
+def seats_free_check(room: Room) -> None:
+    """A cap per room (settings.WORKSHOP_MAX_SEATS) on the seats taking part: nothing should
+    fill a room with thousands of scripted seats, and seats the instructor removed free theirs
+    (a removed seat comes back only through seat_readmit, which checks again)."""
+    limit = settings.WORKSHOP_MAX_SEATS
+    if Seat.objects.filter(room=room).seated().count() >= limit:
+        raise WorkshopError(
+            f"This room is full ({limit} participants). Ask the instructor to open another."
+        )
 
 
 def _room_seat(room: Room, seat_id: int) -> Seat:
@@ -167,6 +172,7 @@ def seat_readmit(*, room: Room, seat_id: int) -> Seat:
     """Undo a removal: the seat's cookie works again (its sockets reconnect on a reload)."""
     seat = _room_seat(room, seat_id)
     if seat.kicked_at is not None:
+        seats_free_check(room)
         Seat.objects.filter(pk=seat.pk).update(kicked_at=None)
         seat.kicked_at = None
         broadcast.presenter_seats_changed(room=room)

@@ -65,6 +65,7 @@ def test_every_lessons_page_fits_a_phone_and_scans_clean_there(browser, live_ser
     slugs = [q.slug for q in load_catalog(lesson_dir()).questions]
     paths = ["/", *(f"/q/{slug}/senior/" for slug in slugs), "/quiz/", "/review/", "/progress/"]
     paths += ["/progress/reset/", "/accounts/login/", "/accounts/signup/", "/q/no-such-question/"]
+    paths += ["/search/?q=prefetch", "/search/?q=%22*"]
     context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
     page = context.new_page()
     found = {}

@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import ARTIFACTS
 from tests.lessons.test_accessibility import serious_violations
 
 pytestmark = pytest.mark.browser
@@ -36,6 +37,8 @@ def test_a_learner_opens_a_note_a_case_study_and_a_source_view_from_how_we_know(
     expect(page).to_have_url(f"{live_server_url}/evidence/notes/4/")
     expect(page.get_by_role("heading", level=1)).to_contain_text("A SIGKILL strands held messages")
     expect(page.get_by_text("60 s timeout, 30 s countdown")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "evidence-note.png"), full_page=True)
     expect(page.get_by_role("link", name=re.compile("Raising visibility_timeout"))).to_be_visible()
     assert serious_violations(page) == []
 
@@ -44,6 +47,7 @@ def test_a_learner_opens_a_note_a_case_study_and_a_source_view_from_how_we_know(
     expect(page).to_have_url(f"{live_server_url}/evidence/cases/payout-timeouts-at-12-hours/")
     expect(page.get_by_role("heading", level=1)).to_have_text("Payout timeouts at 12 hours")
     expect(page.get_by_role("heading", name="What it backs in the lessons")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "evidence-case.png"), full_page=True)
     assert serious_violations(page) == []
 
     page.goto(question)
@@ -54,4 +58,5 @@ def test_a_learner_opens_a_note_a_case_study_and_a_source_view_from_how_we_know(
     number = int(re.search(r"Marked below: lines? (\d+)", page.content()).group(1))
     # The marked line carries its number in the installed file.
     expect(marked.locator(".linenos")).to_have_text(re.compile(rf"^\s*{number}$"))
+    page.screenshot(path=str(ARTIFACTS / "evidence-source.png"), full_page=True)
     assert serious_violations(page) == []

@@ -55,6 +55,7 @@ def test_walk_one_question_from_prompt_to_senior_tier(page, fixture_lessons_url)
     page.get_by_role("link", name="Reveal senior").click()
     expect(page.locator("#tier-senior table")).to_be_visible()
     expect(page.get_by_text("All three tiers are open")).to_be_visible()
+    expect(page.locator("#tier-senior-heading")).to_be_focused()  # as basics and solid do
     assert page.evaluate("window.__samePage") is True, "a reveal reloaded the whole page"
 
     ARTIFACTS.mkdir(exist_ok=True)

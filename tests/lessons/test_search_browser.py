@@ -9,6 +9,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.lessons.test_accessibility import serious_violations
+
 pytestmark = pytest.mark.browser
 
 
@@ -51,3 +53,9 @@ def test_slash_is_typed_when_a_field_has_focus(page, live_server_url):
     page.keyboard.type("/x")
     expect(field).to_have_value("prefetch/x")
     expect(page.locator("#site-search")).not_to_be_focused()
+
+
+@pytest.mark.parametrize("query", ["prefetch", "%22NEAR*", "zzzqqxnotaword"])
+def test_search_pages_have_no_serious_accessibility_violations(page, live_server_url, query):
+    page.goto(f"{live_server_url}/search/?q={query}")
+    assert serious_violations(page) == []

@@ -85,6 +85,19 @@ def test_a_full_room_refuses_one_more_seat_with_a_message(room, settings):
     assert Seat.objects.filter(room=room).count() == 2
 
 
+def test_a_removed_seat_frees_its_place_and_is_readmitted_only_into_a_free_one(room, settings):
+    settings.WORKSHOP_MAX_SEATS = 2
+    _joined(room, "Ana")
+    _joined(room, "Bo")
+    ana = Seat.objects.get(room=room, nickname="Ana")
+    rooms.seat_kick(room=room, seat_id=ana.pk)
+    _joined(room, "Cy")  # Ana's place, freed by the removal
+    assert Seat.objects.filter(room=room).seated().count() == 2
+    with pytest.raises(rooms.WorkshopError, match="This room is full"):
+        rooms.seat_readmit(room=room, seat_id=ana.pk)
+    assert Seat.objects.get(pk=ana.pk).kicked_at is not None
+
+
 def test_a_nickname_that_looks_the_same_in_other_code_points_is_refused(room):
     _joined(room, "Jos\u00e9")  # é as one code point
     _joined(room, "ana")
