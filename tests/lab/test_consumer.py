@@ -17,6 +17,7 @@ from teachlab.asgi import application
 from teachlab.lab.models import Run, RunEvent
 from teachlab.lab.store import app_redis
 from teachlab.lab.stream import entry_append
+from teachlab.socketnames import PING, PONG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -332,3 +333,19 @@ def test_run_and_room_sockets_open_no_channel_of_their_own():
     assert get_channel_layer() is not None  # the hubs' layer is there
     for consumer in (RunConsumer, RoomSocket):
         assert get_channel_layer(consumer.channel_layer_alias) is None
+
+
+@asynctest
+async def test_the_pages_heartbeat_ping_is_answered_with_a_pong_to_that_client_only():
+    learner, key = await sync_to_async(_learner_with_session)()
+    run = await sync_to_async(_finished_run)(learner, receipts=1)
+    sender, watcher = _communicator(run.id, key), _communicator(run.id, key)
+    assert (await sender.connect(timeout=10))[0] and (await watcher.connect(timeout=10))[0]
+    await sender.receive_from(timeout=5)
+    await watcher.receive_from(timeout=5)
+    for _ in range(3):
+        await sender.send_to(text_data=PING)
+        assert await sender.receive_from(timeout=5) == PONG
+    assert await watcher.receive_nothing(timeout=0.5)
+    await sender.disconnect()
+    await watcher.disconnect()
