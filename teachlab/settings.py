@@ -298,6 +298,13 @@ SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
 REDIS_DB_CHANNELS = env_int("REDIS_DB_CHANNELS", 0)
 REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker registry
+# The lab lanes' Redis broker; empty: REDIS_URL's server. `lab matrix` points the lanes (and
+# the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
+LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
+# `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
+LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)
+# Where `lab matrix` stores its records; empty: lessons/verified/ (tests point it elsewhere).
+LAB_VERIFIED_DIR = env("LAB_VERIFIED_DIR", "")
 # Every rate limit's keys in that database start with this (teachlab/ratelimits.py).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", "teachlab-limits")
 RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")
@@ -369,6 +376,12 @@ LAB_DELIVERIES_PER_HOUR = env_int("LAB_DELIVERIES_PER_HOUR", 30_000)
 # Copies the live runs of everyone together may have a lane's workers hold at once: about
 # 480 MB, shared by the lane's two workers, under LAB_WORKER_MAX_MEMORY_MB each.
 LAB_MAX_HELD_PER_LANE = env_int("LAB_MAX_HELD_PER_LANE", 40_000)
+# What one client network (an address, an IPv6 /64: a household, a classroom behind one
+# router) may have going at once, whatever learners it mints: runs, and copies held (about
+# 12 KB each; 20,000 is half a lane). Forty learners behind one router each still get their
+# LAB_MAX_RUNS_AT_ONCE (3): 120 runs. 0: no limit.
+LAB_NETWORK_MAX_RUNS_AT_ONCE = env_int("LAB_NETWORK_MAX_RUNS_AT_ONCE", 120)
+LAB_NETWORK_MAX_HELD = env_int("LAB_NETWORK_MAX_HELD", 20_000)
 # A lab worker whose resident memory passes this (MB) while it holds deliveries shuts down
 # warmly and is started again (teachlab/lab/workers.py); prefork lanes also replace a pool
 # child past it (worker_max_memory_per_child). An idle worker is about 125 MB; the lane

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from teachlab.lab.errors import LaneUnknown
 
-# `broker` is "redis" (with `db`, a database number on settings.REDIS_URL) or "rabbit"
+# `broker` is "redis" (with `db`, a database number on broker_redis_url()) or "rabbit"
 # (settings.RABBIT_URL). Sweep options: kombu restores stale unacked messages only every
 # interval x throttle seconds (10 x 10 by default, BROKER-FACTS 1); 1 x 1 puts a stale
 # message back about a second after its visibility timeout.
@@ -241,10 +241,15 @@ class Lane:
         }
 
 
+def broker_redis_url() -> str:
+    """The Redis server of the lanes' brokers: REDIS_URL's unless `lab matrix` set another."""
+    return settings.LAB_BROKER_REDIS_URL or settings.REDIS_URL
+
+
 def lane_from_entry(entry: dict) -> Lane:
     kind = entry["broker"]
     if kind == "redis":
-        url = entry.get("url") or f"{settings.REDIS_URL}/{entry['db']}"
+        url = entry.get("url") or f"{broker_redis_url()}/{entry['db']}"
     elif kind == "rabbit":
         url = entry.get("url") or settings.RABBIT_URL
     else:
@@ -279,7 +284,7 @@ def lanes(*, listed_only: bool = False) -> list[Lane]:
     """Built from the settings they depend on, so tests that point settings elsewhere just
     work; cached per those values, since the monitor asks for them hundreds of times a second."""
     extra = getattr(settings, "LAB_EXTRA_LANES", [])
-    key = (settings.REDIS_URL, settings.RABBIT_URL, repr(extra))
+    key = (broker_redis_url(), settings.RABBIT_URL, repr(extra))
     found = _built.get(key)
     if found is None:
         found = [lane_from_entry(e) for e in [*LANE_TABLE, *extra]]

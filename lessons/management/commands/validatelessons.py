@@ -99,6 +99,10 @@ class Command(BaseCommand):
         if not options["files"] and glossary_path().exists():  # the whole content: its glossary too
             slugs = {q.slug for q in checked.questions}
             checked.problems.extend(check_glossary(glossary_path(), slugs).problems)
+        if not options["files"]:  # `lab matrix` records must match their experiment files
+            from teachlab.lab.matrix.records import verified_problems
+
+            checked.problems.extend(verified_problems())
         cases = seed_cases()
         if not options["files"] and cases is not None:
             checked.problems.extend(cases.problems)

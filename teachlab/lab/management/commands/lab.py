@@ -61,6 +61,9 @@ class Command(BaseCommand):
         from teachlab.lab.experiments.cli import parser_add
 
         parser_add(sub)  # `lab experiment NAME|--all`: lab/experiments/cli.py
+        from teachlab.lab.matrix.cli import parser_add as matrix_parser_add
+
+        matrix_parser_add(sub)  # `lab matrix`: lab/matrix/cli.py
 
     def handle(self, *args, **options):
         try:
@@ -228,6 +231,20 @@ class Command(BaseCommand):
         )
         if status:
             raise CommandError("some experiment checks failed", returncode=status)
+
+    def handle_matrix(self, options):
+        from teachlab.lab.matrix.cli import matrix_command
+
+        status = matrix_command(
+            celery=options["celery"],
+            redis=options["redis"],
+            slugs=options["experiment"],
+            as_json=options["json"],
+            out=self.stdout,
+            err=self.stderr,
+        )
+        if status:
+            raise CommandError("some combinations could not run", returncode=status)
 
     # --- monitor -------------------------------------------------------------------------------
 

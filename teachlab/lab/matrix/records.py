@@ -1,0 +1,94 @@
+"""lessons/verified/<experiment>.json: what `lab matrix` saw, one record per combination.
+
+Only the command writes these files. Each record carries the sha256 of the experiment file it
+ran, so an edited experiment cannot keep an old verdict: the lesson validator refuses a record
+whose digest is not the file's (`verified_problems`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from django.conf import settings
+
+VERIFIED = "lessons/verified"
+
+
+def verified_dir() -> Path:
+    """lessons/verified/, or settings.LAB_VERIFIED_DIR (tests write their records elsewhere)."""
+    return Path(settings.LAB_VERIFIED_DIR or Path(settings.BASE_DIR) / VERIFIED)
+
+
+def experiment_path(slug: str) -> Path:
+    return Path(settings.BASE_DIR) / "lessons" / "experiments" / f"{slug}.yaml"
+
+
+def experiment_digest(slug: str) -> str:
+    return hashlib.sha256(experiment_path(slug).read_bytes()).hexdigest()
+
+
+def current_commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"],
+        cwd=settings.BASE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def combination_key(record: dict) -> tuple[str, str]:
+    return (record["combination"]["celery"], record["combination"]["redis"])
+
+
+def records_read(slug: str) -> list[dict]:
+    path = verified_dir() / f"{slug}.json"
+    if not path.exists():
+        return []
+    return list(json.loads(path.read_text()).get("records") or [])
+
+
+def records_store(slug: str, new: list[dict]) -> Path:
+    """Replace the records of the same combinations, keep the others that still match the
+    experiment file, and drop the ones a changed file made stale."""
+    digest = experiment_digest(slug)
+    keys = {combination_key(r) for r in new}
+    kept = [
+        r for r in records_read(slug) if combination_key(r) not in keys and r["digest"] == digest
+    ]
+    records = sorted([*kept, *new], key=combination_key)
+    path = verified_dir() / f"{slug}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"experiment": slug, "written_by": "manage.py lab matrix", "records": records}
+    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def verified_problems() -> list[str]:
+    """One line per stored record that no longer matches its experiment file (or names none)."""
+    problems = []
+    for path in sorted(verified_dir().glob("*.json")):
+        slug = path.stem
+        shown = f"{VERIFIED}/{path.name}"
+        if not experiment_path(slug).exists():
+            problems.append(f"{shown}: there is no experiment {slug}; delete this file")
+            continue
+        digest = experiment_digest(slug)
+        try:
+            records = records_read(slug)
+        except (ValueError, AttributeError) as exc:
+            problems.append(f"{shown}: not a records file ({exc})")
+            continue
+        for record in records:
+            if record.get("digest") != digest:
+                celery, redis = combination_key(record)
+                problems.append(
+                    f"{shown}: the record for Celery {celery} × Redis {redis} was made from "
+                    f"another version of lessons/experiments/{slug}.yaml; re-run "
+                    f"`lab matrix --experiment {slug}`"
+                )
+    return problems
