@@ -23,7 +23,7 @@ from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.socketframes import FrameSizeCapped
-from teachlab.socketnames import CLOSE_REFUSED, WORKERS_GROUP, broker_group
+from teachlab.socketnames import CLOSE_REFUSED, PING, PONG, WORKERS_GROUP, broker_group
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
@@ -301,7 +301,11 @@ class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         """Watchers only listen; the one request understood is a resync. Anything else gets
-        an error to this client alone and changes nothing."""
+        an error to this client alone and changes nothing. The page's heartbeat ping is
+        answered, so the page notices a silent cut (static/js/ws-reconnect.js)."""
+        if text_data == PING:
+            await self.send(text_data=PONG)
+            return
         try:
             frame = json.loads(text_data or "")
         except (TypeError, ValueError, RecursionError):  # deeply nested JSON recurses
