@@ -38,7 +38,15 @@ _TOP_HEADING = re.compile(r"<(/?)h[12]\b")
 _SCROLL_BOX = re.compile(r"<(pre|table)>")
 
 
+# On a phone a wide table's far columns start off-screen; lessons.css shows this hint there
+# and keeps the first (key) column in view while the rest scrolls (issue 29).
+TABLE_HINT = (
+    '<p class="table-hint" aria-hidden="true">Wide table: swipe sideways for every column.</p>'
+)
+
+
 def _focusable_scroll_boxes(html: str) -> str:
+    html = html.replace("<table>", TABLE_HINT + "<table>")
     return _SCROLL_BOX.sub(r'<\1 tabindex="0">', html)
 
 

@@ -376,6 +376,12 @@ LAB_DELIVERIES_PER_HOUR = env_int("LAB_DELIVERIES_PER_HOUR", 30_000)
 # Copies the live runs of everyone together may have a lane's workers hold at once: about
 # 480 MB, shared by the lane's two workers, under LAB_WORKER_MAX_MEMORY_MB each.
 LAB_MAX_HELD_PER_LANE = env_int("LAB_MAX_HELD_PER_LANE", 40_000)
+# What one client network (an address, an IPv6 /64: a household, a classroom behind one
+# router) may have going at once, whatever learners it mints: runs, and copies held (about
+# 12 KB each; 20,000 is half a lane). Forty learners behind one router each still get their
+# LAB_MAX_RUNS_AT_ONCE (3): 120 runs. 0: no limit.
+LAB_NETWORK_MAX_RUNS_AT_ONCE = env_int("LAB_NETWORK_MAX_RUNS_AT_ONCE", 120)
+LAB_NETWORK_MAX_HELD = env_int("LAB_NETWORK_MAX_HELD", 20_000)
 # A lab worker whose resident memory passes this (MB) while it holds deliveries shuts down
 # warmly and is started again (teachlab/lab/workers.py); prefork lanes also replace a pool
 # child past it (worker_max_memory_per_child). An idle worker is about 125 MB; the lane

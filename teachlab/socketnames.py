@@ -11,6 +11,12 @@ CLOSE_REFUSED = 4403
 # The room is over: the page stays closed and says so.
 CLOSE_ENDED = 4410
 
+# A page's heartbeat (workshop/heartbeat.py, static/js/ws-reconnect.js): the ping exactly as
+# the page sends it, checked before any parsing, and the answer, a JSON control frame the
+# page's script takes and htmx never swaps.
+PING = '{"action":"ping"}'
+PONG = '{"pong":1}'
+
 # The monitor's snapshots of the workers and of each Redis lane's broker (lab/monitor.py).
 WORKERS_GROUP = "lab.workers"
 

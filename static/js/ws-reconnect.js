@@ -37,6 +37,7 @@
   var CHECK_MS = 250;
 
   function beats(url) {
+    url = url.split("?")[0]; // lab.js adds ?after= on a reconnect
     return Array.prototype.some.call(
       document.querySelectorAll("[ws-connect][data-heartbeat]"),
       function (el) {

@@ -23,7 +23,7 @@ from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.socketframes import FrameSizeCapped
-from teachlab.socketnames import CLOSE_REFUSED, WORKERS_GROUP, broker_group
+from teachlab.socketnames import CLOSE_REFUSED, PING, PONG, WORKERS_GROUP, broker_group
 
 # Close codes in the 4000 range are ours; htmx's ws extension does not retry them.
 RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
@@ -46,6 +46,13 @@ def stored_events(run) -> list[dict]:
     from teachlab.lab.reading import run_events
 
     return run_events(run)
+
+
+@db_async
+def stored_summary(run) -> dict:
+    from teachlab.lab.reading import run_summary
+
+    return run_summary(run)
 
 
 BROKER_LOOK_FRESH = 0.5  # seconds a connect-time look serves other sockets (the monitor's pace)
@@ -270,9 +277,10 @@ class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer
                 batch.append(events[i])
                 i += 1
             await self.send(text_data=render_batch_html(batch))
-        summary = {**(events[-1]["counts"] if events else {}), "status": "replayed"}
-        summary["prediction"] = self.run.prediction
-        await self.send(text_data=render_done_html(summary))
+        # The stored summary (with per-task numbers) brings back the explanation the reset
+        # took away: the counters and the text agree all along (issue 29).
+        summary = {**(await stored_summary(self.run)), "status": "replayed"}
+        await self.send(text_data=render_done_html(summary, events=events))
 
     async def _join(self, group: str) -> None:
         await hub_join(group, self)
@@ -301,7 +309,11 @@ class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None):
         """Watchers only listen; the one request understood is a resync. Anything else gets
-        an error to this client alone and changes nothing."""
+        an error to this client alone and changes nothing. The page's heartbeat ping is
+        answered, so the page notices a silent cut (static/js/ws-reconnect.js)."""
+        if text_data == PING:
+            await self.send(text_data=PONG)
+            return
         try:
             frame = json.loads(text_data or "")
         except (TypeError, ValueError, RecursionError):  # deeply nested JSON recurses

@@ -46,10 +46,13 @@ def run_fire(
     prediction=None,
     label: str = "",
     check_limits: bool = True,
+    network: str = "",
 ) -> Run:
     """Validate, check the learner's limits, store the run, publish its tasks.
 
     Raises LabInputError, LabLimitError or LaneUnavailable with a message for the learner.
+    `network` is the client network that fires it (a browser's; "" from a shell), charged
+    with the run against the per-network ceiling.
     If the broker goes away halfway, the run is kept as `failed` with how many tasks went out.
     """
     lane = lane_get(lane)
@@ -69,6 +72,7 @@ def run_fire(
         params_limits_check(p, now=now)
         cost = limits.run_cost_take(p, lane, now=now)
         limits.active_runs_check(active_runs=_active_runs(learner))
+        limits.network_load_check(cost, network=network, now=now)
     status = lane_status(lane, fresh=True)
     if not status.available:
         raise LaneUnavailable(f"{status.reason}. To get it: {status.how_to_get}.")
@@ -82,6 +86,7 @@ def run_fire(
         params=p.as_dict(),
         prediction=prediction,
         label=label[:120],
+        network=network[:64],
         task_ids=[str(uuid.uuid4()) for _ in range(p.count)],
         visibility_timeout=lane.visibility_timeout,
         versions=lane_versions(lane=lane.name),

@@ -20,7 +20,7 @@ from teachlab.lab.costs import (
     memory_text,
     run_params_stored,
 )
-from teachlab.lab.errors import LabLimitError, LaneUnavailable
+from teachlab.lab.errors import LabError, LabLimitError, LaneUnavailable
 from teachlab.lab.lanes import Lane
 
 # The hourly delivery budget is counted in tens: the moving window keeps one Redis list entry
@@ -49,16 +49,37 @@ def run_cost_check(cost: RunCost) -> None:
         )
 
 
-def lane_held(lane: Lane, *, now: float | None = None) -> int:
-    """Copies the live runs on `lane` will still have its workers hold, at their worst."""
+def live_runs(*, now: float, **where):
+    """The runs still going (`where` narrows them: a lane, a network)."""
     from teachlab.lab.models import Run
 
-    now = time.time() if now is None else now
-    live = Run.objects.running().filter(lane=lane.name, deadline__gt=now)
-    return sum(
-        held_from(run_params_stored(run.params), lane, fired_at=run.fired_at or now, now=now)
-        for run in live.only("params", "fired_at")
+    return list(
+        Run.objects.running()
+        .filter(deadline__gt=now, **where)
+        .only("params", "fired_at", "lane", "status", "deadline")
     )
+
+
+def runs_held(runs, *, now: float) -> int:
+    """Copies these runs will still have their lanes' workers hold, at their worst."""
+    from teachlab.lab.lanes import lane_get
+
+    held = 0
+    for run in runs:
+        try:
+            lane = lane_get(run.lane)
+        except LabError:  # a lane taken out of the configuration since the run
+            continue
+        held += held_from(
+            run_params_stored(run.params), lane, fired_at=run.fired_at or now, now=now
+        )
+    return held
+
+
+def lane_held(lane: Lane, *, now: float | None = None) -> int:
+    """Copies the live runs on `lane` will still have its workers hold, at their worst."""
+    now = time.time() if now is None else now
+    return runs_held(live_runs(now=now, lane=lane.name), now=now)
 
 
 def lane_load_check(cost: RunCost, lane: Lane, *, now: float | None = None) -> None:
@@ -75,6 +96,37 @@ def lane_load_check(cost: RunCost, lane: Lane, *, now: float | None = None) -> N
             f"({memory_text(held * BYTES_PER_HELD_DELIVERY)} of worker "
             f"memory), and this run would add {cost.held:,}; the lane takes {most:,} at once. "
             f"Fire a smaller run (at most {free:,} held copies), or wait for one to finish."
+        )
+
+
+def network_load_check(cost: RunCost, *, network: str, now: float | None = None) -> None:
+    """Raise LabLimitError when one client network (identity.network_of) would have more runs
+    going than LAB_NETWORK_MAX_RUNS_AT_ONCE, or its runs would hold more copies than
+    LAB_NETWORK_MAX_HELD: learners each have their own budgets, and a network minting learners
+    must not take the lanes from everyone else. Sized for a class of forty behind one router,
+    each with a run going."""
+    if not network:
+        return
+    now = time.time() if now is None else now
+    runs = live_runs(now=now, network=network)
+    most_runs = settings.LAB_NETWORK_MAX_RUNS_AT_ONCE
+    if most_runs > 0 and len(runs) >= most_runs:
+        raise LabLimitError(
+            f"Your network (everyone reaching this server from your address) already has "
+            f"{len(runs)} runs going; the lab takes {most_runs} at once from one network. "
+            "Wait for one to finish, then fire again."
+        )
+    most_held = settings.LAB_NETWORK_MAX_HELD
+    if most_held <= 0:
+        return
+    held = runs_held(runs, now=now)
+    if held + cost.held > most_held:
+        free = max(0, most_held - held)
+        raise LabLimitError(
+            f"The runs going from your network (everyone reaching this server from your "
+            f"address) will hold up to {held:,} copies, and this run would add {cost.held:,}; "
+            f"the lab holds {most_held:,} at once for one network. Fire a smaller run (at most "
+            f"{free:,} held copies), or wait for one to finish."
         )
 
 

@@ -40,6 +40,9 @@ class Run(models.Model):
     params = models.JSONField(default=dict)
     prediction = models.IntegerField(null=True, blank=True)  # "how many receipts?"
     label = models.CharField(max_length=120, blank=True)  # e.g. "experiment:crash", "room:K7Q2"
+    # The client network that fired it (teachlab/identity.py: an address, an IPv6 /64), for
+    # the per-network ceiling on lab load (limits.network_load_check); "" from a shell.
+    network = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
     error = models.TextField(blank=True)
     task_ids = models.JSONField(default=list)  # Celery task id of task i at index i
@@ -57,7 +60,10 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["learner", "status"])]
+        indexes = [
+            models.Index(fields=["learner", "status"]),
+            models.Index(fields=["network", "status"]),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.id} on {self.lane} ({self.status})"

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lessons.learners import learner_for_request
 from teachlab import ratelimits
-from teachlab.identity import payer_of
+from teachlab.identity import payer_of, request_network
 from teachlab.lab import export, history
 from teachlab.lab.costs import run_cost, run_estimate
 from teachlab.lab.errors import BROKER_NOT_ANSWERING, LabError, LabLimitError, LaneUnavailable
@@ -106,6 +106,7 @@ def home(request: HttpRequest) -> HttpResponse:
                     lane=form.cleaned_data["lane"],
                     params=form.params(),
                     prediction=form.cleaned_data.get("prediction"),
+                    network=request_network(request),
                 )
             except LaneUnavailable as exc:
                 # The broker's address and OS error are for staff and local runs (issue 26).

@@ -15,8 +15,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-PING = '{"action":"ping"}'  # exactly as the page sends it: checked before any parsing
-PONG = '{"pong":1}'  # a JSON control frame: the page's script takes it, htmx never swaps it
+from teachlab.socketnames import PING, PONG
+
+__all__ = ["PING", "PONG", "is_ping", "silence_watch"]
+
 BEAT_SECONDS = 1.0  # the page's beat (ws-reconnect.js BEAT_MS)
 # Six beats missed. The console should drop a silently cut person within 10 s: at most
 # SILENT_SECONDS + CHECK_SECONDS after the last frame heard, plus one counts redraw.

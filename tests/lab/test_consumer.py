@@ -17,6 +17,7 @@ from teachlab.asgi import application
 from teachlab.lab.models import Run, RunEvent
 from teachlab.lab.store import app_redis
 from teachlab.lab.stream import entry_append
+from teachlab.socketnames import PING, PONG
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -155,7 +156,10 @@ async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
         headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
     assert (await ws.connect(timeout=10))[0]
-    assert "Replaying at 10×" in await ws.receive_from(timeout=5)
+    reset = await ws.receive_from(timeout=5)
+    assert "Replaying at 10×" in reset
+    # counters from 0, and the explanation waits with them (no final text beside a 0)
+    assert 'id="explain" hx-swap-oob="true" class="panel explain pending"' in reset
     arrived = {}
     started = time.monotonic()
     while len(arrived) < 3:
@@ -165,6 +169,10 @@ async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
                 arrived.setdefault(copy, time.monotonic() - started)
     assert arrived[1] < arrived[2] < arrived[3]
     assert 1.5 < arrived[3] - arrived[1] < 4  # 20 s of run at 10x
+    end = ""
+    while "What happened and why" not in end or "copies seen" not in end:
+        end += await ws.receive_from(timeout=5)
+    assert "copies seen: <strong>3</strong>" in end  # the explanation is back, as counted
     await ws.disconnect()
 
 
@@ -196,14 +204,20 @@ async def test_a_socket_from_a_foreign_origin_is_refused_even_for_the_owner():
     assert not connected
 
 
-@asynctest
-async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_nothing():
+async def _sender_and_watcher(*, receipts: int):
+    """A finished run and two of its owner's sockets, each past its first (state) frame."""
     learner, key = await sync_to_async(_learner_with_session)()
-    run = await sync_to_async(_finished_run)(learner, receipts=2)
+    run = await sync_to_async(_finished_run)(learner, receipts=receipts)
     sender, watcher = _communicator(run.id, key), _communicator(run.id, key)
     assert (await sender.connect(timeout=10))[0] and (await watcher.connect(timeout=10))[0]
     await sender.receive_from(timeout=5)
     await watcher.receive_from(timeout=5)
+    return run, sender, watcher
+
+
+@asynctest
+async def test_a_garbage_frame_gets_an_error_to_that_client_only_and_changes_nothing():
+    run, sender, watcher = await _sender_and_watcher(receipts=2)
 
     frames = [
         {"text_data": "{not json"},
@@ -332,3 +346,14 @@ def test_run_and_room_sockets_open_no_channel_of_their_own():
     assert get_channel_layer() is not None  # the hubs' layer is there
     for consumer in (RunConsumer, RoomSocket):
         assert get_channel_layer(consumer.channel_layer_alias) is None
+
+
+@asynctest
+async def test_the_pages_heartbeat_ping_is_answered_with_a_pong_to_that_client_only():
+    _, sender, watcher = await _sender_and_watcher(receipts=1)
+    for _ in range(3):
+        await sender.send_to(text_data=PING)
+        assert await sender.receive_from(timeout=5) == PONG
+    assert await watcher.receive_nothing(timeout=0.5)
+    await sender.disconnect()
+    await watcher.disconnect()

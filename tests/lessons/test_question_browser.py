@@ -167,3 +167,28 @@ def test_a_reveal_whose_htmx_request_fails_opens_the_tier_permalink(page, fixtur
 
     expect(page).to_have_url(f"{fixture_lessons_url}/q/fixture-countdown/basics/")
     expect(page.locator("#tier-basics")).to_contain_text(BASICS_TEXT)
+
+
+def test_a_wide_senior_table_on_a_phone_says_it_scrolls_and_keeps_its_key_column(
+    browser, live_server_url
+):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(f"{live_server_url}/q/raise-visibility-timeout/senior/")
+        table = page.locator("#tier-senior table").first
+        assert table.evaluate("t => t.scrollWidth > t.clientWidth"), "the table fits: no test"
+        expect(page.locator("#tier-senior .table-hint").first).to_be_visible()
+        key = table.locator("tr").nth(1).locator("td").first
+        before = key.bounding_box()["x"]
+        table.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+        assert table.evaluate("t => t.scrollLeft") > 0
+        assert abs(key.bounding_box()["x"] - before) < 1  # the key column stays in view
+    finally:
+        context.close()
+
+
+def test_on_a_desktop_the_table_hint_stays_out_of_the_way(page, live_server_url):
+    page.goto(f"{live_server_url}/q/raise-visibility-timeout/senior/")
+    expect(page.locator("#tier-senior table").first).to_be_visible()
+    expect(page.locator("#tier-senior .table-hint").first).to_be_hidden()

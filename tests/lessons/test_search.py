@@ -12,6 +12,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lessons.catalog import all_questions
 from lessons.models import SearchEntry
@@ -87,6 +89,22 @@ def test_search_syntax_is_only_characters(client, typed):
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="search-message"' in page or 'id="search-count"' in page
+
+
+SYNTAX = ['"', "*", "NEAR", "AND", "OR", "NOT", "(", ")", ":", "^", "-", "+", "{", "}", "\x00"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    typed=st.text(max_size=240)
+    | st.lists(st.sampled_from([*SYNTAX, "prefetch", "timeout", "acks_late"]), max_size=16).map(
+        " ".join
+    )
+)
+def test_any_text_gets_hits_or_a_message_from_the_database(typed):
+    outcome = search(typed)  # an FTS5 or tsquery syntax error would raise here
+    assert bool(outcome.message) != bool(outcome.words)
+    assert all(TIER_LINK.match(h.url) for h in outcome.hits if h.kind in {"tier", "claim"})
 
 
 def test_prefetch_with_operators_finds_what_prefetch_finds():
