@@ -48,6 +48,13 @@ def stored_events(run) -> list[dict]:
     return run_events(run)
 
 
+@db_async
+def stored_summary(run) -> dict:
+    from teachlab.lab.reading import run_summary
+
+    return run_summary(run)
+
+
 BROKER_LOOK_FRESH = 0.5  # seconds a connect-time look serves other sockets (the monitor's pace)
 _broker_looks: dict[str, tuple[float, dict | None]] = {}
 
@@ -270,9 +277,10 @@ class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer
                 batch.append(events[i])
                 i += 1
             await self.send(text_data=render_batch_html(batch))
-        summary = {**(events[-1]["counts"] if events else {}), "status": "replayed"}
-        summary["prediction"] = self.run.prediction
-        await self.send(text_data=render_done_html(summary))
+        # The stored summary (with per-task numbers) brings back the explanation the reset
+        # took away: the counters and the text agree all along (issue 29).
+        summary = {**(await stored_summary(self.run)), "status": "replayed"}
+        await self.send(text_data=render_done_html(summary, events=events))
 
     async def _join(self, group: str) -> None:
         await hub_join(group, self)

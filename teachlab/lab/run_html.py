@@ -238,7 +238,8 @@ RECEIPTS_HEAD = (
     '\n<div id="receipts" hx-swap-oob="true" class="table-wrap copies-wrap" tabindex="0"'
     ' role="region" aria-labelledby="h-receipts">\n<table class="receipts">\n  <thead><tr>'
     '<th scope="col">Task</th><th scope="col">Copy</th><th scope="col">Received</th>'
-    '<th scope="col">Worker</th><th scope="col">Redelivered</th><th scope="col">Ran</th>'
+    '<th scope="col">Worker</th><th scope="col"><span class="th-long">Redelivered</span>'
+    '<span class="th-short" aria-hidden="true">Again</span></th><th scope="col">Ran</th>'
     '</tr></thead>\n  <tbody id="receipts-body">'
 )
 RECEIPTS_TAIL = "</tbody>\n</table>\n</div>\n"

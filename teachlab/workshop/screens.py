@@ -30,10 +30,15 @@ def counts_html(room: Room) -> dict[str, str]:
     cr = room.claim_round
     if cr is not None and cr.revealed_at is None:
         parts.append("answered")
+    screen_parts = list(parts)
     if room.answer_round is not None:
         parts.append("answercount")
+        # The projector counts answers only while they come in; once the round ends it shows
+        # the answers themselves, and a count with no place to go was htmx:oobErrorNoTarget.
+        if roundstate.answers_accepting(room.answer_round):
+            screen_parts.append("answercount")
     presenter = fragments.render_parts(fragments.PRESENTER, parts, ctx)
     shared = room.shared_run
     if shared is not None and shared.fired_at is None:
-        parts.append("spread")
-    return {"presenter": presenter, "screen": fragments.render_parts(PROJECTOR, parts, ctx)}
+        screen_parts.append("spread")
+    return {"presenter": presenter, "screen": fragments.render_parts(PROJECTOR, screen_parts, ctx)}

@@ -156,7 +156,10 @@ async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
         headers=[HOST, ORIGIN, (b"cookie", f"sessionid={key}".encode())],
     )
     assert (await ws.connect(timeout=10))[0]
-    assert "Replaying at 10×" in await ws.receive_from(timeout=5)
+    reset = await ws.receive_from(timeout=5)
+    assert "Replaying at 10×" in reset
+    # counters from 0, and the explanation waits with them (no final text beside a 0)
+    assert 'id="explain" hx-swap-oob="true" class="panel explain pending"' in reset
     arrived = {}
     started = time.monotonic()
     while len(arrived) < 3:
@@ -166,6 +169,10 @@ async def test_a_finished_run_replays_over_its_socket_at_the_events_own_pace():
                 arrived.setdefault(copy, time.monotonic() - started)
     assert arrived[1] < arrived[2] < arrived[3]
     assert 1.5 < arrived[3] - arrived[1] < 4  # 20 s of run at 10x
+    end = ""
+    while "What happened and why" not in end or "copies seen" not in end:
+        end += await ws.receive_from(timeout=5)
+    assert "copies seen: <strong>3</strong>" in end  # the explanation is back, as counted
     await ws.disconnect()
 
 

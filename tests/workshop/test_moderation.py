@@ -4,8 +4,10 @@ throttle and the room-wide frame budget, over HTTP and through the whole ASGI st
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
+import time
 
 import pytest
 from channels.db import database_sync_to_async
@@ -15,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from teachlab.workshop import rooms, votes
+from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS
 from teachlab.workshop.consumers import ParticipantSocket
 from teachlab.workshop.models import ClaimRound, Room, Seat, Vote
 from tests.workshop.conftest import (
@@ -384,13 +387,20 @@ async def test_a_burst_of_joins_redraws_the_console_seat_list_once_not_once_per_
 ):
     presenter = await presenter_socket(room, instructor)
     await presenter.receive_nothing(timeout=0.5)  # what the console gets on connecting
+    started = time.monotonic()
     for i in range(12):
         await db(rooms.seat_join)(room=room, nickname=f"p{i:02d}")
+    joining = time.monotonic() - started
     frames = []
     while not await presenter.receive_nothing(timeout=1):
         frames.append(await presenter.receive_from())
     seat_lists = [f for f in frames if 'id="ws-seats"' in f]
-    assert 1 <= len(seat_lists) <= 3, f"{len(seat_lists)} seat lists for 12 joins"
+    # At most one redraw per refresh window while the joins went on (on a loaded machine the
+    # twelve joins take several windows), and never one per join.
+    windows = math.ceil(joining / PRESENTER_REFRESH_SECONDS) + 1
+    assert 1 <= len(seat_lists) <= min(11, max(3, windows)), (
+        f"{len(seat_lists)} seat lists for 12 joins over {joining:.2f} s"
+    )
     assert "<strong>12</strong> joined" in seat_lists[-1]
     assert all(f"<li>p{i:02d}</li>" in seat_lists[-1] for i in range(12))
 

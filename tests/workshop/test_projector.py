@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from teachlab.workshop import predictions, rooms, rounds, votes
+from teachlab.workshop import predictions, rooms, rounds, screens, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Answer, AnswerRound, ClaimRound, SharedRun
 from tests.workshop.conftest import make_user
@@ -257,3 +257,18 @@ def test_a_late_vote_or_answer_is_refused_once_the_deadline_passed(room, questio
     page = participant.get(reverse("workshop:room", args=[room.code])).content.decode()
     claim = page.split('id="ws-claim"')[1].split("</section>")[0]
     assert "Time is up: votes are closed" in claim and "vote-buttons" not in claim
+
+
+def test_the_live_counts_send_the_projector_only_the_parts_it_has_on_screen(room, question):
+    """Issue 28: after an answer round ended, every presence push sent the projector an
+    answer count it no longer shows (htmx:oobErrorNoTarget); the console keeps its count."""
+    rooms.room_drive(room=room, question_slug=question.slug, tier="prompt")
+    room.refresh_from_db()
+    rounds.answer_round_open(room=room)
+    room.refresh_from_db()
+    assert 'id="ws-answercount"' in screens.counts_html(room)["screen"]
+    rounds.answer_round_end(room=room)
+    room.refresh_from_db()
+    counts = screens.counts_html(room)
+    assert 'id="ws-answercount"' not in counts["screen"]
+    assert 'id="ws-answercount"' in counts["presenter"]

@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import ARTIFACTS
 from tests.workshop.test_browser import PHONE, _connected, _instructor, serious_violations
+from tests.workshop.test_screens_errors_browser import _errors_of
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +64,7 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
 ):
     base = live_server_url
     console = _instructor(browser, base)
+    console_errors = _errors_of(console)
     code = console.locator(".present-head .code").inner_text().strip()
     screen_url = console.locator("a.open-screen").get_attribute("href")
     # The instructor's session on the big screen, in a window of its own: a second tab of
@@ -71,6 +73,7 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
     projector = browser.new_context(
         viewport=PROJECTOR, storage_state=console.context.storage_state()
     ).new_page()
+    projector_errors = _errors_of(projector)
     projector.goto(f"{base}{screen_url}")
     expect(projector.locator(".screen-join .code")).to_have_text(code)
     expect(projector.locator(".screen-join .join-page")).to_contain_text("/workshop/join/")
@@ -388,5 +391,10 @@ def test_five_seats_through_a_timed_vote_answers_a_hidden_spread_run_a_removal_a
     scores = _csv(console, base, code, "scores")
     assert sorted(r["nickname"] for r in scores) == ["Ana", "Bo", "Chidi", "Dee"]
 
+    # Nothing logged an error on either big screen through the whole session, the run included
+    # (issue 28's walk: CSP inline-style errors on the console, htmx:oobErrorNoTarget on the
+    # projector).
+    assert console_errors == [], console_errors
+    assert projector_errors == [], projector_errors
     for page in (*people.values(), projector, console):
         page.context.close()
