@@ -64,6 +64,7 @@
       if (p.action === params.action && (p.round || p.run || "") === target) delete pending[aid];
     });
     params.aid = newId();
+    params.at = String(Date.now()); // a later action on the same thing wins, however delivered
     var copy = {};
     Object.keys(params).forEach(function (k) {
       copy[k] = params[k];

@@ -5,7 +5,9 @@ keeps it until the server acknowledges that id, and sends it again after a recon
 sent into a silently cut socket is otherwise lost (issue 28's walk). The same frame can then
 arrive twice, the resend and the original held up in the cut connection, in either order and
 on different server processes, so the first copy claims the id in Redis and is acted on; a
-later copy changes nothing and is answered with the first one's outcome.
+later copy changes nothing and is answered with the first one's outcome. An action made
+before one already applied to the same thing (a vote held up in the cut connection, delivered
+after the vote that replaced it) is not applied either: the page stamps each with its time.
 """
 
 from __future__ import annotations
@@ -53,6 +55,21 @@ async def action_settle(*, seat_id: int, aid: str, refusal: str | None = None) -
 async def action_release(*, seat_id: int, aid: str) -> None:
     """Nothing was stored (the database failed): the next copy may try again."""
     await app_redis().delete(_key(seat_id, aid))
+
+
+# Set the newest time for a target unless a newer (or the same) one is there already.
+_NEWER = """
+local seen = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) <= seen then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
+
+
+async def action_is_newest(*, seat_id: int, target: str, at: int) -> bool:
+    """False when the seat already applied a later action to `target` (e.g. "vote:12")."""
+    key = f"workshop:action-newest:{seat_id}:{target}"
+    return bool(await app_redis().eval(_NEWER, 1, key, at, KEEP_SECONDS))
 
 
 def ack_frame(aid: str, *, ok: bool, message: str = "") -> str:

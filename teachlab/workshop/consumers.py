@@ -314,9 +314,10 @@ class ParticipantSocket(RoomSocket):
         ) + fragments.scores_html(seat.room, ["leaderboard"], seat=seat)
 
     async def act_once(self, frame: Frame) -> str | None:
-        """A copy of an action already taken changes nothing: the page gets the seat's state
-        as it is now (and the first copy's refusal, if it was refused); None while the first
-        copy is still being stored, so the page keeps it pending."""
+        """A copy of an action already taken, or one older than an action already applied to
+        the same thing, changes nothing: the page gets the seat's state as it is now (and the
+        first copy's refusal, if it was refused); None while the first copy is still being
+        stored, so the page keeps it pending."""
         if not frame.aid:
             return await self.act_async(frame)
         ids = {"seat_id": self.seat_id, "aid": frame.aid}
@@ -331,6 +332,17 @@ class ParticipantSocket(RoomSocket):
             kind, _, refusal = first.partition("\n")
             if kind == actionids.REFUSED:
                 raise WorkshopError(refusal)
+            return await db_async(self.render_state)()
+        target = f"{frame.action}:{frame.fields.get('round') or frame.fields.get('run')}"
+        try:
+            newest = not frame.at or await actionids.action_is_newest(
+                seat_id=self.seat_id, target=target, at=frame.at
+            )
+        except Exception:  # noqa: BLE001 - as above: act on it
+            log.warning("workshop action times unavailable", exc_info=True)
+            newest = True
+        if not newest:
+            await actionids.action_settle(**ids)  # taken, and replaced by the later one
             return await db_async(self.render_state)()
         try:
             html = await self.act_async(frame)

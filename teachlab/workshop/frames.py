@@ -30,7 +30,7 @@ PRESENTER_ACTIONS = {
     "readmit": {"seat": ("id", 12)},
     "rename": {"seat": ("id", 12), "nickname": ("text", 100)},
 }
-ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken", "aid"}
+ALLOWED_EXTRA = {"HEADERS", "action", "csrfmiddlewaretoken", "aid", "at"}
 # A participant page's id for an action it resends until acknowledged (actionids.py).
 AID_CHARS = frozenset("0123456789abcdef")
 AID_MAX = 64
@@ -41,6 +41,14 @@ class Frame:
     action: str
     fields: dict
     aid: str = ""
+    at: int = 0  # when the page made the action (its clock, ms): a later one wins
+
+
+def _at(data: dict) -> int:
+    at = data.get("at", "0")
+    if not isinstance(at, str) or not (at.isascii() and at.isdigit()) or len(at) > 15:
+        raise WorkshopError("Malformed action time.")
+    return int(at)
 
 
 def _aid(data: dict) -> str:
@@ -96,4 +104,4 @@ def frame_parse(text: str | None, *, presenter: bool) -> Frame:
                 raise WorkshopError(f"Field {name} must be a number.")
             value = int(value)
         fields[name] = value
-    return Frame(action=action, fields=fields, aid=_aid(data))
+    return Frame(action=action, fields=fields, aid=_aid(data), at=_at(data))

@@ -67,3 +67,23 @@ async def test_a_malformed_action_id_is_refused(room):
     await send(ana, action="vote", round="1", choice="holds", aid="<script>")
     await receive_until(ana, "Malformed action id.", timeout=10)
     await ana.disconnect()
+
+
+@asynctest
+async def test_a_vote_delivered_after_the_vote_that_replaced_it_does_not_undo_it(room, question):
+    await db(rooms.room_drive)(room=room, question_slug=question.slug, tier="prompt")
+    cr = await db(votes.claim_open)(room=room, claim_key=question.claims[0].key)
+    seat = await db(rooms.seat_join)(room=room, nickname="ana")
+    ana = await join_socket(seat)
+    # Tapped "holds" then "costs"; "holds" was held up in a cut connection and comes last.
+    await send(ana, action="vote", round=str(cr.pk), choice="costs", aid="d2", at="2000")
+    assert (await _ack(ana, "d2"))["ok"] is True
+    await send(ana, action="vote", round=str(cr.pk), choice="holds", aid="d1", at="1000")
+    frame = await receive_until(ana, "ws-myvote", timeout=10)
+    assert "Costs you the question" in frame
+    assert (await _ack(ana, "d1"))["ok"] is True
+    choices = await db(
+        lambda: list(Vote.objects.filter(round=cr).values_list("choice", flat=True))
+    )()
+    assert choices == ["costs"]
+    await ana.disconnect()
