@@ -219,3 +219,28 @@ def test_the_status_poll_shows_the_step_and_refreshes_when_a_run_fires_or_it_end
     attempt.status = Attempt.Status.DONE
     attempt.save()
     assert client.get(f"{url}?known=1").headers.get("HX-Refresh") == "true"
+
+
+def test_the_page_shows_where_lab_matrix_verified_the_experiment(client, settings, tmp_path):
+    import json
+
+    from teachlab.lab.matrix.records import experiment_digest
+
+    settings.LAB_VERIFIED_DIR = str(tmp_path)
+    slug = "countdown-within-timeout"
+    record = {
+        "combination": {"celery": "5.5", "redis": "6.0"},
+        "versions": {"celery": "5.5.3", "kombu": "5.5.4", "redis": "6.0.9"},
+        "verdict": "holds",
+        "at": "2026-12-05T12:00:00+00:00",
+    }
+    stale = {**record, "combination": {"celery": "5.7", "redis": "7.0"}, "digest": "0" * 64}
+    stale["versions"] = {"celery": "5.7.0", "kombu": "5.7.0", "redis": "7.0.15"}
+    body = {"records": [{**record, "digest": experiment_digest(slug)}, stale]}
+    (tmp_path / f"{slug}.json").write_text(json.dumps(body))
+    page = client.get(f"/lab/experiments/{slug}/").content.decode()
+    assert "Verified on" in page
+    assert "5.5.3" in page and "6.0.9" in page
+    assert "5.7.0" not in page  # a record of another version of the file is not shown
+    settings.LAB_VERIFIED_DIR = str(tmp_path / "none")
+    assert "Verified on" not in client.get(f"/lab/experiments/{slug}/").content.decode()

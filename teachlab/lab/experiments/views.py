@@ -23,6 +23,7 @@ from teachlab.lab.experiments.catalog import Experiment, experiment_get, experim
 from teachlab.lab.experiments.charts import charts_for_run
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.explain import COUNTERS
+from teachlab.lab.matrix.records import verified_rows
 from teachlab.lab.models import Run
 from teachlab.lab.workers import controls_allowed
 
@@ -88,6 +89,7 @@ def _context(experiment: Experiment) -> dict:
         "backs": backs,
         "links": links,
         "stops_workers": stops_workers,
+        "verified": verified_rows(experiment.slug),
     }
 
 

@@ -92,3 +92,23 @@ def verified_problems() -> list[str]:
                     f"`lab matrix --experiment {slug}`"
                 )
     return problems
+
+
+def verified_rows(slug: str) -> list[dict]:
+    """The experiment page's verified-on table: records that match the file as it is now."""
+    try:
+        digest = experiment_digest(slug)
+        found = [r for r in records_read(slug) if r.get("digest") == digest]
+    except (OSError, ValueError):
+        return []
+    return [
+        {
+            "celery": r["versions"].get("celery") or f"{r['combination']['celery']} (asked)",
+            "kombu": r["versions"].get("kombu", ""),
+            "redis": r["versions"].get("redis") or f"{r['combination']['redis']} (asked)",
+            "verdict": r["verdict"],
+            "reason": r.get("reason", ""),
+            "at": r.get("at", "")[:10],
+        }
+        for r in found
+    ]
