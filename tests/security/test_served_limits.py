@@ -141,4 +141,6 @@ def test_a_chunked_body_is_cut_off_once_it_passes_the_limit(served):
             sent += len(piece)
         answer = _answer(sock)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
-    assert sent < 8 * 1024 * 1024, f"{sent:,} bytes sent before the answer"
+    # A server that read it all would answer after the whole 64 MB; what the loopback buffers
+    # take before the answer comes grows with the machine's load (10 MB seen at load 9).
+    assert sent < 32 * 1024 * 1024, f"{sent:,} bytes sent before the answer"

@@ -69,7 +69,7 @@ def _connected(page: Page) -> None:
     # Polled with evaluate: wait_for_function evals its predicate, which the CSP refuses.
     socket_open = (
         "() => { const r = document.querySelector('[ws-connect]');"
-        " const w = r && htmx.find('[ws-connect]') && r['htmx-internal-data'];"
+        " const w = r && window.htmx && htmx.find('[ws-connect]') && r['htmx-internal-data'];"
         " return !!(w && w.webSocket && w.webSocket.socket && w.webSocket.socket.readyState === 1); }"
     )
     for _ in range(100):
