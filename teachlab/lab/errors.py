@@ -27,3 +27,19 @@ BROKER_NOT_ANSWERING = (
     "The lab's broker is not answering, so runs cannot be fired just now. Try again in a "
     "minute; if it stays down, tell whoever runs this server."
 )
+
+
+def learner_text(exc: BaseException, *, reference: str = "") -> str:
+    """What a stored failure may say to whoever owns it (a run or an attempt page can be any
+    visitor's): a lab refusal as it is, a broker that does not answer without its address or
+    the OS's error, anything else without its internals. The details go to the server's log
+    (issue 26: broker addresses and OS errors only for staff)."""
+    if isinstance(exc, LaneUnavailable):
+        return BROKER_NOT_ANSWERING
+    if isinstance(exc, LabError):
+        return str(exc)
+    where = f" (logged on the server as {reference})" if reference else ""
+    return (
+        f"Something went wrong on the server{where}; try again, and if it keeps failing, "
+        "tell whoever runs it."
+    )

@@ -100,12 +100,14 @@ def run_fire(
     except Exception as exc:
         log.exception("publishing run %s failed after %d tasks", run.id, sent)
         run.status = Run.Status.FAILED
+        # Stored for the run's page without the broker's address or the OS's error (issue
+        # 26); the exception, shown to staff and local runs, keeps them.
         run.error = (
             f"The {lane.name} broker went away while publishing: {sent} of {p.count} tasks "
-            f"went out. ({type(exc).__name__}: {exc})"
-        )[:2000]
+            "went out."
+        )
         run.save(update_fields=["status", "error"])
-        raise LaneUnavailable(run.error) from exc
+        raise LaneUnavailable(f"{run.error} ({type(exc).__name__}: {exc})") from exc
     run.published_at = time.time()
     run.save(update_fields=["published_at"])
     return run

@@ -145,6 +145,7 @@ def test_an_attempt_whose_jobs_broker_is_down_gets_a_message_not_a_500():
         server.stop()
     assert status == 503
     assert "could not queue this experiment" in page and "Nothing ran" in page
+    assert dead.split("//")[1].split("/")[0] not in page  # no broker address (issue 26)
     assert 'value="1"' in page  # the prediction is kept in the form to try again
     assert "Your last try could not run" in listing
 

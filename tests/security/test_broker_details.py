@@ -7,7 +7,16 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from teachlab.lab.errors import BROKER_NOT_ANSWERING
+from lessons.models import Learner
+from teachlab.lab import firing
+from teachlab.lab.errors import (
+    BROKER_NOT_ANSWERING,
+    LabLimitError,
+    LaneUnavailable,
+    learner_text,
+)
+from teachlab.lab.lanes import LaneStatus, lane_get
+from teachlab.lab.models import Run
 from tests.stack import free_port
 from tests.workshop.conftest import make_user
 
@@ -54,3 +63,30 @@ def test_staff_see_the_brokers_address_and_the_os_error(dead_lane):
     body = _fire(staff).content.decode()
     assert f"Redis at {dead_lane} does not answer" in body
     assert BROKER_NOT_ANSWERING.split(",")[0].replace("'", "&#x27;") not in body
+
+
+def test_a_run_whose_broker_went_away_keeps_no_address_or_os_error_for_its_page(
+    dead_lane, monkeypatch
+):
+    monkeypatch.setattr(  # the check passed, then the broker vanished
+        firing, "lane_status", lambda lane, fresh=False: LaneStatus(lane_get(lane), True)
+    )
+    with pytest.raises(LaneUnavailable) as raised:
+        firing.run_fire(
+            learner=Learner.objects.create(),
+            lane="dead-lane",
+            params={"count": 2},
+            check_limits=False,
+        )
+    assert dead_lane in str(raised.value)  # for staff and local runs, on the lab page
+    run = Run.objects.get()
+    assert run.error == "The dead-lane broker went away while publishing: 0 of 2 tasks went out."
+
+
+def test_a_failed_attempt_tells_its_owner_no_broker_address_or_internals():
+
+    down = LaneUnavailable("Redis at 127.0.0.1:6390 does not answer (Connection refused)")
+    assert learner_text(down) == BROKER_NOT_ANSWERING
+    assert learner_text(LabLimitError("redis-short is busy")) == "redis-short is busy"
+    internal = learner_text(KeyError("/srv/teachlab/secret"), reference="attempt 7")
+    assert "secret" not in internal and "attempt 7" in internal

@@ -32,6 +32,7 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from teachlab.dbthreads import connection_release
+from teachlab.lab.errors import learner_text
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.experiments.runner import experiment_execute, prediction_parse, timing_parse
@@ -143,10 +144,10 @@ def attempt_enqueue(*, attempt_id: str) -> bool:
         Attempt.objects.filter(id=attempt_id, status=Attempt.Status.QUEUED).update(
             status=Attempt.Status.FAILED,
             error=(
-                "The lab could not queue this experiment: the jobs broker (Redis database "
-                f"{settings.REDIS_DB_JOBS}) does not answer ({exc}). Nothing ran; try again in "
-                "a minute, and if it persists the lab's Redis is down."
-            )[:2000],
+                "The lab could not queue this experiment: its jobs broker does not answer. "
+                "Nothing ran; try again in a minute, and if it persists tell whoever runs "
+                "this server."
+            ),  # (the address and the OS's error are in the log line above: issue 26)
             finished_at=timezone.now(),
         )
         return False
@@ -217,7 +218,8 @@ def attempt_work(*, attempt_id: str) -> None:
         log.exception("attempt %s at %s failed", attempt_id, attempt.slug)
         Attempt.objects.filter(id=attempt_id).update(
             status=Attempt.Status.FAILED,
-            error=f"The experiment could not run: {exc}"[:2000],
+            error="The experiment could not run: "
+            + learner_text(exc, reference=f"attempt {attempt_id}")[:2000],
             finished_at=timezone.now(),
         )
     else:
