@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 
 from django.db import models
 
+from teachlab.lab.converters import lab_token
+
 
 def new_run_id() -> str:
     """Run ids are capabilities in URLs and channel group names: unguessable, URL-safe."""
-    return secrets.token_urlsafe(16)
+    return lab_token(16)
 
 
 class RunQuerySet(models.QuerySet):

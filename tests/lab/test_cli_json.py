@@ -13,8 +13,9 @@ from django.core.management import call_command
 
 from lessons.models import Learner
 from teachlab.lab.experiments.catalog import EXPERIMENTS_DIR
+from teachlab.lab.experiments.models import new_attempt_id
 from teachlab.lab.management.commands.lab import Command
-from teachlab.lab.models import Run
+from teachlab.lab.models import Run, new_run_id
 from tests.stack import manage
 
 # Loops that print nothing but their own log lines: no list, no result.
@@ -90,3 +91,9 @@ def test_lab_tail_json_prints_the_runs_events_and_whether_it_settled():
     assert [(e["kind"], e["task_id"], e["copy"]) for e in answer["events"]] == [
         ("received", "tail-task", 1)
     ]
+
+
+def test_no_run_or_attempt_id_starts_with_a_dash_that_the_cli_would_read_as_an_option():
+    # token_urlsafe starts one id in 64 with "-": 2,000 of each would show it
+    ids = [new_run_id() for _ in range(2000)] + [new_attempt_id() for _ in range(2000)]
+    assert not [i for i in ids if i.startswith("-")]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
-
 from django.db import models
+
+from teachlab.lab.converters import lab_token
 
 
 def new_attempt_id() -> str:
     """Attempt ids appear in URLs: unguessable, like run ids."""
-    return secrets.token_urlsafe(12)
+    return lab_token(12)
 
 
 class AttemptQuerySet(models.QuerySet):
