@@ -33,7 +33,7 @@ BASE = {"run_started_at": 1000.0, "published_at": 1000.0, "visibility_timeout": 
 
 
 def event(seq: int, kind: str, index: int, copy: int, at: float) -> dict:
-    """One event as teachlab.lab.stream.entry_event gives it (the fields the page reads)."""
+    """One event as teachlab.lab.labevent.LabEvent.as_dict gives it (the fields the page reads)."""
     return {
         **BASE,
         "seq": seq,
@@ -45,6 +45,7 @@ def event(seq: int, kind: str, index: int, copy: int, at: float) -> dict:
         "redelivered": copy > 1,
         "at": at,
         "t": round(at - 1000.0, 4),
+        "since_publish": round(at - 1000.0, 4),
         "eta": 1030.0 + index * 0.05,
         "prediction": 3,
         "counts": {"tasks": 200, "receipts": seq, "executions": 0, "duplicates": 0},
