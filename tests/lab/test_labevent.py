@@ -101,3 +101,26 @@ def test_the_worker_sends_the_times_it_computed_so_no_reader_derives_them_again(
     # An entry that says otherwise is believed: the reader does not recompute them.
     read = entry_decode("r1", "1-0", {**fields, "t": "10.0", "sp": "8.0"})
     assert (read.t, read.since_publish) == (10.0, 8.0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_moves_stored_publish_times_out_of_data_into_their_column():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("lab", "0004_run_network")], [("lab", "0005_runevent_published_at_extra")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    learner = old.get_model("lessons", "Learner").objects.create()
+    run = old.get_model("lab", "Run").objects.create(learner=learner, task_ids=["a"])
+    rows = old.get_model("lab", "RunEvent").objects
+    common = {"run": run, "kind": "received", "task_id": "a", "index": 0, "at": 1010.0, "t": 10.0}
+    rows.create(seq=1, data={"published_at": 1000.25, "error": "boom"}, **common)
+    rows.create(seq=2, data={}, **common)  # stored before the recorder kept it
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+
+    stored = {e.seq: (e.published_at, e.data) for e in RunEvent.objects.filter(run_id=run.id)}
+    assert stored == {1: (1000.25, {"error": "boom"}), 2: (None, {})}
+    assert [e["since_publish"] for e in run_events(Run.objects.get(pk=run.id))] == [9.75, 10.0]
