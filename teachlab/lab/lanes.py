@@ -312,7 +312,9 @@ class LaneStatus:
     how_to_get: str = ""
 
 
-_status_cache: dict[tuple, tuple[float, LaneStatus]] = {}
+# What each broker URL answered, and when: lanes that share a broker (four RabbitMQ lanes share
+# one) share one probe, so a page listing every lane costs one connect timeout per broker.
+_status_cache: dict[str, tuple[float, str]] = {}
 STATUS_TTL = 3.0  # seconds; pages ask on every load, a dead broker costs a connect timeout
 
 
@@ -331,7 +333,9 @@ def _rabbit_reason(url: str) -> str:
 
     try:
         with Connection(url, connect_timeout=2) as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+            # no retry: a refused connection is the answer, and kombu's retry would sleep 2 s
+            # first (interval_start); a silent host still costs at most the 2 s timeout
+            conn.ensure_connection(max_retries=0, timeout=2)
     except Exception as exc:  # noqa: BLE001
         return f"RabbitMQ at {_where(url)} does not answer: {exc}"
     return ""
@@ -348,14 +352,14 @@ def lane_status(name: str | Lane, *, fresh: bool = False) -> LaneStatus:
     """Whether the lane's broker answers now (cached a few seconds), and if not why and how to
     get one."""
     lane = lane_get(name)
-    key = (lane.name, lane.broker_url)
-    cached = _status_cache.get(key)
+    cached = _status_cache.get(lane.broker_url)
     if cached and not fresh and time.monotonic() - cached[0] < STATUS_TTL:
-        return cached[1]
-    reason = _redis_reason(lane.broker_url) if lane.is_redis else _rabbit_reason(lane.broker_url)
-    status = LaneStatus(lane, not reason, reason, HOW_TO_GET[lane.kind] if reason else "")
-    _status_cache[key] = (time.monotonic(), status)
-    return status
+        reason = cached[1]
+    else:
+        probe = _redis_reason if lane.is_redis else _rabbit_reason
+        reason = probe(lane.broker_url)
+        _status_cache[lane.broker_url] = (time.monotonic(), reason)
+    return LaneStatus(lane, not reason, reason, HOW_TO_GET[lane.kind] if reason else "")
 
 
 def worker_name(lane: Lane, number: int) -> str:
