@@ -56,7 +56,8 @@ class Field:
         return copying.copy(self.default)
 
 
-# Neither a column nor from the run: kept in the row's `extra` (JSON), by name.
+# Every field of an event, in the event dict's order. One that is neither a RunEvent column
+# nor the run's is stored in the row's `extra` (JSON), by name.
 FIELDS: tuple[Field, ...] = (
     Field("run", from_run=lambda run: run.id),
     Field("seq", default=0, column=True),
