@@ -70,3 +70,18 @@ def test_the_run_metrics_read_what_the_memory_steps_saw():
     observation.broker = {"queued_at_limit": 1, "unacked_writes_refused": 2}
     assert run_metric(observation=observation, what="queued_at_limit") == 1
     assert run_metric(observation=observation, what="unacked_writes_refused") == 2
+
+
+def test_a_run_stopped_after_the_fill_still_frees_memory_and_counts_its_refusals(tight):
+    from teachlab.lab.experiments.runner import RunState, _leave_no_trace
+
+    lane, client = tight
+    state = RunState(spec={"name": "full", "lane": LANE, "steps": []})
+    state.broker["filled"] = memory_fill(lane=LANE)
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        client.zadd("unacked_index", {"tag": 1.0})
+
+    _leave_no_trace(state)  # what the runner does when a step failed after the fill
+
+    assert state.broker["freed"] and state.broker["unacked_writes_refused"] == 1
+    client.set("takes-writes-again", "1")
