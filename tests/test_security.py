@@ -62,6 +62,16 @@ STATE_CHANGING = {
     "workshop:kick",
     "workshop:readmit",
     "workshop:rename",
+    "workshop:plan_next",
+    "workshop:plan_previous",
+    "workshop:plan_new",
+    "workshop:plan_import",
+    "workshop:plan_title",
+    "workshop:plan_step_add",
+    "workshop:plan_step_remove",
+    "workshop:plan_step_move",
+    "workshop:plan_delete",
+    "workshop:plan_room",
     "logout",
 }
 

@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
 from teachlab.lab.params import params_bounds
-from teachlab.workshop import content, roundstate, scores, selectors
+from teachlab.workshop import content, plansteps, roundstate, scores, selectors
 from teachlab.workshop.models import Prediction, Room, Seat, Vote
 
 PARTICIPANT = "workshop/participant.html"
@@ -91,6 +91,7 @@ def presenter_extras(room: Room) -> dict:
         "lanes": content.lanes(),
         "metrics": list(content.METRICS.items()),
         "bounds": params_bounds(),
+        **plansteps.plan_context(room),
     }
 
 

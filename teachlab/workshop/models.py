@@ -53,6 +53,11 @@ class Room(models.Model):
     answer_round = models.ForeignKey(
         "AnswerRound", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A room started from a session plan (planrun.py) keeps its own copy of the steps: the
+    # plan may be edited for the next class while this one runs. Empty: a free room.
+    plan_title = models.CharField(max_length=120, blank=True)
+    plan_steps = models.JSONField(default=list, blank=True)
+    plan_at = models.IntegerField(null=True, blank=True)  # index of the step applied last
 
     class Meta:
         ordering = ["-created_at"]
@@ -226,3 +231,28 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.seat} {self.text[:20]}"
+
+
+class PlanQuerySet(models.QuerySet):
+    def owned_by(self, user) -> PlanQuerySet:
+        return self.filter(owner=user) if user.is_authenticated else self.none()
+
+
+class Plan(models.Model):
+    """A session prepared before class: ordered steps (planformat.py says what a step is)."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="workshop_plans"
+    )
+    title = models.CharField(max_length=120)
+    steps = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PlanQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from teachlab.workshop import views
+from teachlab.workshop import planviews, views
 
 app_name = "workshop"
 urlpatterns = [
@@ -23,6 +23,8 @@ urlpatterns = [
     path("r/<str:code>/answers/end/", views.answers_end, name="answers_end"),
     path("r/<str:code>/answers/show/", views.answer_show, name="answer_show"),
     path("r/<str:code>/close/", views.close, name="close"),
+    path("r/<str:code>/plan/next/", views.plan_next, name="plan_next"),
+    path("r/<str:code>/plan/previous/", views.plan_previous, name="plan_previous"),
     path("r/<str:code>/ranking/", views.ranking, name="ranking"),
     path("r/<str:code>/lock/", views.lock, name="lock"),
     path("r/<str:code>/leaderboard/", views.leaderboard, name="leaderboard"),
@@ -32,4 +34,18 @@ urlpatterns = [
     path("r/<str:code>/seats/<int:seat_id>/rename/", views.seat_rename, name="rename"),
     path("r/<str:code>/results/", views.results_page, name="results"),
     path("r/<str:code>/results/<str:kind>.csv", views.results_csv, name="results_csv"),
+    # Session plans (planviews.py)
+    path("plans/", planviews.plan_list, name="plans"),
+    path("plans/new/", planviews.plan_new, name="plan_new"),
+    path("plans/import/", planviews.plan_import, name="plan_import"),
+    path("plans/<int:pk>/", planviews.plan_edit, name="plan"),
+    path("plans/<int:pk>/title/", planviews.plan_title, name="plan_title"),
+    path("plans/<int:pk>/steps/", planviews.step_add, name="plan_step_add"),
+    path(
+        "plans/<int:pk>/steps/<int:index>/remove/", planviews.step_remove, name="plan_step_remove"
+    ),
+    path("plans/<int:pk>/steps/<int:index>/move/", planviews.step_move, name="plan_step_move"),
+    path("plans/<int:pk>/delete/", planviews.plan_delete, name="plan_delete"),
+    path("plans/<int:pk>/export.json", planviews.plan_export, name="plan_export"),
+    path("plans/<int:pk>/room/", planviews.plan_room, name="plan_room"),
 ]

@@ -15,6 +15,7 @@ from teachlab.identity import client_address
 from teachlab.workshop import (
     content,
     fragments,
+    planrun,
     predictions,
     ratelimit,
     results,
@@ -372,6 +373,20 @@ def answer_show(request: HttpRequest, room: Room) -> None:
 @driver_action(["ended"])
 def close(request: HttpRequest, room: Room) -> None:
     rooms.room_close(room=room)
+
+
+# Session plans: Next and Previous apply a step through the services the buttons above call.
+PLAN_PARTS = ["stage", "claims", "claim", "answers", "run", "plan"]
+
+
+@driver_action(PLAN_PARTS)
+def plan_next(request: HttpRequest, room: Room) -> None:
+    planrun.plan_next(room=room)
+
+
+@driver_action(PLAN_PARTS)
+def plan_previous(request: HttpRequest, room: Room) -> None:
+    planrun.plan_previous(room=room)
 
 
 @require_GET

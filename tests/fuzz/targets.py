@@ -150,10 +150,32 @@ def progress_upload(w: World):
     return st.builds(lambda f, extra: {**extra, **f}, files, fields(["confirm"]))
 
 
+def plan_upload(w: World):
+    """A plan import's form: the instructor's own exported plan, a mangled copy, any JSON, junk
+    text or bytes; now and then no file at all."""
+    good = w.good["plan_file"][0]
+    content = st.one_of(
+        st.just(good),
+        _mangled(good),
+        _mangled(good),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        junk.map(str.encode),
+        st.binary(max_size=200),
+    )
+    name = st.sampled_from(["plan.json", "plan.txt"]) | st.text(max_size=20)
+    upload = st.builds(lambda n, c: SimpleUploadedFile(_upload_name(n), c), name, content)
+    field_name = st.just("file") | st.just("file") | st.text(min_size=1, max_size=8)
+    return st.dictionaries(field_name, upload, max_size=2)
+
+
 LAB_FIELDS = ["lane", "countdown", "eta", "expires", "duration", "count", "spacing"]
 LAB_FIELDS += ["acks_late", "guard", "prediction", "fail", "retry", "retry_delay"]
 RUN_OPEN = ["experiment", "lane", "metric", "prompt", "count", "countdown", "spacing"]
 RUN_OPEN += ["duration", "acks_late", "guard"]
+STEP_FIELDS = ["kind", "question", "tier", "claim", "seconds", "lane", "metric", "prompt"]
+STEP_FIELDS += ["count", "countdown", "spacing", "duration", "acks_late", "guard"]
+PLAN = "/workshop/plans/{}/"
+PLAN_CLIENTS = ("instructor", "instructor", "learner", "anon", "participant")
 DRIVERS = ("instructor", "instructor", "participant", "learner", "anon")
 ROOM = "/workshop/r/{}/"
 AUTH = ["username", "password", "next"]
@@ -357,6 +379,51 @@ HTTP: dict[str, Http] = {
     "workshop:results_csv": Http(
         path(ROOM + "results/{}.csv", ids("room"), ids("exports")), ("GET",), clients=DRIVERS
     ),
+    # workshop session plans (planviews.py): owner only, a bad step gets its message
+    "workshop:plan_new": Http(
+        const("/workshop/plans/new/"), fields=form(["title"]), clients=PLAN_CLIENTS
+    ),
+    "workshop:plan_import": Http(
+        const("/workshop/plans/import/"), fields=plan_upload, clients=PLAN_CLIENTS
+    ),
+    "workshop:plan_title": Http(
+        path(PLAN + "title/", ids("plan", "plan_other")),
+        fields=form(["title"]),
+        clients=PLAN_CLIENTS,
+    ),
+    "workshop:plan_step_add": Http(
+        path(PLAN + "steps/", ids("plan", "plan_other")),
+        fields=form(
+            STEP_FIELDS,
+            kind=["tier", "claim", "answers", "run", "leaderboard"],
+            question=good("questions"),
+            tier=good("tiers"),
+            claim=good("claims"),
+            lane=["redis-short"],
+            metric=["receipts"],
+            count=NUMBERS,
+        ),
+        clients=PLAN_CLIENTS,
+    ),
+    "workshop:plan_step_remove": Http(
+        path(PLAN + "steps/{}/remove/", ids("plan", "plan_other"), ids("plan_steps")),
+        clients=PLAN_CLIENTS,
+    ),
+    "workshop:plan_step_move": Http(
+        path(PLAN + "steps/{}/move/", ids("plan", "plan_other"), ids("plan_steps")),
+        fields=form(["to"], to=["up", "down"]),
+        clients=PLAN_CLIENTS,
+    ),
+    "workshop:plan_delete": Http(path(PLAN + "delete/", ids("plan_other")), clients=PLAN_CLIENTS),
+    "workshop:plan_room": Http(
+        path(PLAN + "room/", ids("plan", "plan_other")), clients=PLAN_CLIENTS
+    ),
+    "workshop:plan_next": Http(
+        path(ROOM + "plan/next/", ids("room")), clients=DRIVERS, took=took_unless_ws_error
+    ),
+    "workshop:plan_previous": Http(
+        path(ROOM + "plan/previous/", ids("room")), clients=DRIVERS, took=took_unless_ws_error
+    ),
     # sign-in, sign-out, health
     "login": Http(
         const("/accounts/login/"),
@@ -422,6 +489,9 @@ PAGES: dict[str, Callable[[World], st.SearchStrategy[str]]] = {
         qs(["run", "page"], run=lambda w: [str(w.ids["shared_done"])], page=NUMBERS),
     ),
     "workshop:results": path(ROOM + "results/", ids("room")),
+    "workshop:plans": const("/workshop/plans/"),
+    "workshop:plan": path(PLAN, ids("plan", "plan_other")),
+    "workshop:plan_export": path(PLAN + "export.json", ids("plan", "plan_other")),
 }
 
 # GETs that record something by design: a tier's page records that the learner revealed it

@@ -26,7 +26,7 @@ from lessons.catalog import all_questions
 from teachlab.lab.experiments.catalog import experiments_load
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.store import app_redis
-from teachlab.workshop import content, rooms, rounds, votes
+from teachlab.workshop import content, plans, rooms, rounds, votes
 from teachlab.workshop.models import SharedRun
 from tests.lab.test_consumer import _finished_run
 from tests.lessons.quiz_support import ALPHA, BETA, client_learner, start_quiz
@@ -316,6 +316,15 @@ def world_build() -> World:
         shared_done=shared_done.pk,
     )
     world.ids["instructor"] = instructor.pk
+    # Session plans: the instructor's own, and another staff account's (always a 404 to them).
+    plan_steps = [
+        {"kind": "tier", "question": questions[0].slug, "tier": "basics"},
+        {"kind": "claim", "claim": claims[0]},
+    ]
+    plan = plans.plan_create(owner=instructor, title="Fuzz plan", steps=plan_steps)
+    colleague = User.objects.create_user("fuzz-colleague", password=PASSWORD, is_staff=True)
+    plan_other = plans.plan_create(owner=colleague, title="Not yours", steps=plan_steps)
+    world.ids.update(plan=plan.pk, plan_other=plan_other.pk, plan_steps=["0", "1"])
     world.good.update(
         questions=[q.slug for q in questions],
         claims=claims,
@@ -327,6 +336,7 @@ def world_build() -> World:
         nicknames=["ana", "bo", "cy", "Ana", "b\u043e"],
         # The learner's own progress file ("Download my progress"): importing it adds nothing.
         progress_file=[learner_client.get("/progress/download/").content],
+        plan_file=[plans.plan_export(plan=plan)],
     )
     world.baseline = state()
     world.ids["built_at"] = time.time()
