@@ -29,6 +29,7 @@ from teachlab.workshop import (
     fragments,
     heartbeat,
     livecounts,
+    planrun,
     predictions,
     presence,
     ratelimit,
@@ -433,6 +434,10 @@ class PresenterSocket(RoomSocket):
             )
         elif frame.action == "close":
             rooms.room_close(room=room)
+        elif frame.action == "plan_next":
+            planrun.plan_next(room=room)
+        elif frame.action == "plan_previous":
+            planrun.plan_previous(room=room)
         elif frame.action == "lock":
             if f["state"] not in ("on", "off"):
                 raise WorkshopError("Lock joins “on” or “off”.")

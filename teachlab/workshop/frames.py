@@ -24,6 +24,9 @@ PRESENTER_ACTIONS = {
     "reveal": {},
     "fire": {},
     "close": {},
+    # A room started from a session plan: apply its next or previous step (planrun.py)
+    "plan_next": {},
+    "plan_previous": {},
     # Moderation (the presenter's panel posts these over HTTP; a script may use the socket)
     "lock": {"state": ("text", 8)},
     "kick": {"seat": ("id", 12)},

@@ -566,6 +566,8 @@ FRAMES: dict[str, Frames] = {
     "workshop:reveal": Frames(frame("reveal", {}), PRESENTER_FIRST),
     "workshop:fire": Frames(frame("fire", {}), PRESENTER_FIRST),
     "workshop:close": Frames(frame("close", {}), PRESENTER_FIRST),
+    "workshop:plan_next": Frames(frame("plan_next", {}), PRESENTER_FIRST),
+    "workshop:plan_previous": Frames(frame("plan_previous", {}), PRESENTER_FIRST),
     "workshop:answer": Frames(
         frame("answer", {"round": world_id("answer_round"), "text": lambda w: ["mine", "x"]}),
         PARTICIPANT_FIRST,
