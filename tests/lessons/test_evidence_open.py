@@ -71,6 +71,34 @@ def test_a_measurement_note_shows_its_figures_versions_and_what_it_backs(client)
     assert f'href="{PAYOUTS}"' in html  # what it backs
 
 
+def test_a_measurement_note_shows_the_command_run_or_says_it_was_not_recorded(client):
+    recorded = client.get("/evidence/notes/15/").content.decode()
+    command = recorded[recorded.index('id="command-heading"') :]
+    assert "<code>CONFIG SET maxmemory 1</code>" in command.split("</section>")[0]
+    assert "Commands:" not in recorded, "the line's label is the heading, not body text"
+
+    unrecorded = client.get("/evidence/notes/4/").content.decode()
+    command = unrecorded[unrecorded.index('id="command-heading"') :].split("</section>")[0]
+    assert "Not recorded" in command
+
+
+def test_a_command_line_in_the_notes_is_the_command_and_the_rest_the_note(settings, tmp_path):
+    from lessons.measurement_notes import measurement_notes
+
+    path = write(
+        tmp_path,
+        "notes.md",
+        "# Notes\n\nOn a test stack.\n\n1. **Seen once.** At 3 s.\n"
+        "   Command: `lab run --count 1`, then\n   `lab tail`\n2. **Seen twice.** At 4 s.\n",
+    )
+    notes = measurement_notes(path)
+    assert (notes[1].body, notes[1].command) == (
+        "**Seen once.** At 3 s.",
+        "`lab run --count 1`, then `lab tail`",
+    )
+    assert notes[2].command == ""
+
+
 @pytest.mark.parametrize(
     "path", ["/evidence/notes/99/", "/evidence/notes/0/", "/evidence/notes/x/"]
 )
