@@ -16,9 +16,9 @@ from tests.lessons.test_accessibility import serious_violations
 pytestmark = pytest.mark.browser
 
 
-def test_slash_then_prefetch_lands_on_the_matching_tier(page, live_server_url):
-    base = live_server_url
-    page.goto(f"{base}/lab/")
+def search_prefetch_from_the_header(page, base: str) -> str:
+    """Press `/`, type "prefetch", Enter, follow the best tier's result; returns that tier,
+    checked to be revealed, on screen and about prefetch."""
     box = page.locator("#site-search")
     expect(box).not_to_be_focused()
     page.keyboard.press("/")
@@ -41,6 +41,12 @@ def test_slash_then_prefetch_lands_on_the_matching_tier(page, live_server_url):
     expect(section).to_be_visible()
     expect(section.locator(f"#tier-{tier}-heading")).to_be_in_viewport()
     expect(section.locator(":scope > .prose")).to_contain_text("prefetch")
+    return tier
+
+
+def test_slash_then_prefetch_lands_on_the_matching_tier(page, live_server_url):
+    page.goto(f"{live_server_url}/lab/")
+    tier = search_prefetch_from_the_header(page, live_server_url)
     # an opened tier is revealed on the page, the one after it is not
     later = {"basics": "solid", "solid": "senior"}.get(tier)
     if later:
