@@ -40,15 +40,18 @@ def choose(page, theme: str) -> int:
 
 
 def main_pages(page, base: str) -> list[str]:
-    """Home, a question with every tier, the lab, the glossary, the quiz and one attempt of
-    it, the workshop's join page and the evidence pages."""
+    """Home, a question with every tier, the lab, its experiments and run history, the
+    glossary, search, the quiz and one attempt of it, review and progress, sign-in, the
+    workshop's join page and the evidence pages (a run's own page needs workers: the lab's
+    browser tests scan it)."""
     slug = all_questions()[0].slug
     page.goto(f"{base}/quiz/")
     page.get_by_role("button", name=re.compile("^Quiz me on")).first.click()
     expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
     attempt = page.url.removeprefix(base)
     pages = ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/search/?q=prefetch", "/quiz/"]
-    pages += [attempt, "/workshop/join/"]
+    pages += [attempt, "/review/", "/progress/", "/accounts/login/", "/workshop/join/"]
+    pages += ["/lab/experiments/", "/lab/experiments/countdown-beyond-timeout/", "/lab/runs/"]
     return pages + [f"/evidence/{kind}/" for kind in EVIDENCE]
 
 
