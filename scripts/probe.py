@@ -13,8 +13,9 @@ import argparse
 import json
 import re
 import secrets
+import select
+import socket
 import sys
-import time
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,11 +134,34 @@ def reflected_markup_is_escaped(t: Target) -> tuple[bool, str]:
 # --- what belongs to someone else, or to the instructor ------------------------------------------
 
 
+_runs: dict[str, tuple[str, dict[str, str]]] = {}
+
+
+def _own_run(t: Target) -> tuple[str, dict[str, str]]:
+    """A one-task run fired by a visitor of the probe's own: its id and that visitor's cookies
+    (the other probes try to reach it from elsewhere)."""
+    if "run" not in _runs:
+        fields = {"lane": "redis-short", "count": "1", "countdown": "0", "duration": "0"}
+        with t.client() as c:
+            r = t.post(c, "/lab/", {**fields, "prediction": ""})
+            found = re.search(r"/lab/runs/([A-Za-z0-9_-]+)/", r.headers.get("location", ""))
+            if r.status_code != 302 or not found:
+                raise RuntimeError(f"the probe's own run was refused ({r.status_code})")
+            _runs["run"] = (found.group(1), dict(c.cookies))
+    return _runs["run"]
+
+
 def another_learners_run(t: Target) -> tuple[bool, str]:
-    run_id = secrets.token_urlsafe(16)
+    run_id, owner = _own_run(t)
+    paths = [f"/lab/runs/{run_id}/", f"/lab/runs/{run_id}/export.json"]
     with t.client() as c:
-        codes = [c.get(f"/lab/runs/{run_id}/{s}").status_code for s in ("", "export.json")]
-    return codes == [404, 404], f"someone's run id: {codes}"
+        c.cookies.update(owner)
+        own = [c.get(path).status_code for path in paths]
+    with t.client() as c:
+        c.get("/lab/")  # a visitor of its own, with a session
+        other = [c.get(path).status_code for path in paths]
+    held = own == [200, 200] and other == [404, 404]
+    return held, f"the owner got {own}, another visitor {other}"
 
 
 def worker_controls_for_a_visitor(t: Target) -> tuple[bool, str]:
@@ -163,19 +187,27 @@ def admin_for_a_learner(t: Target) -> tuple[bool, str]:
 
 
 def socket_from_another_origin(t: Target) -> tuple[bool, str]:
-    """Another scheme, another port of the same host, and another host: all refused."""
-    others = [f"https://{t.host}:{t.port}", f"http://{t.host}:{t.port + 1}", "http://evil.example"]
-    opened = []
-    for origin in others:
+    """The owner's cookies on their own run's socket: its own origin opens it (else the probe
+    shows nothing), and another scheme, another port of the same host and another host are
+    refused, as a page there would be that the owner's browser visits with the same cookies."""
+    run_id, owner = _own_run(t)
+    cookie = "; ".join(f"{name}={value}" for name, value in owner.items())
+
+    def opens(origin: str) -> bool:
         try:
             with connect(
-                f"{t.ws_url}/ws/workshop/ABCDEF/present/",
-                additional_headers={"Origin": origin},
+                f"{t.ws_url}/ws/lab/runs/{run_id}/",
+                additional_headers={"Origin": origin, "Cookie": cookie},
                 open_timeout=10,
             ):
-                opened.append(origin)
+                return True
         except (InvalidStatus, InvalidHandshake):
-            pass
+            return False
+
+    if not opens(t.url):
+        return False, "the owner's socket from the server's own origin was refused too"
+    others = [f"https://{t.host}:{t.port}", f"http://{t.host}:{t.port + 1}", "http://evil.example"]
+    opened = [origin for origin in others if opens(origin)]
     return not opened, f"opened from {opened}" if opened else "3 foreign origins refused"
 
 
@@ -244,8 +276,12 @@ def over_budget_run_refused(t: Target) -> tuple[bool, str]:
     fields = {"lane": "redis-short", "count": "2000", "countdown": "10800", "prediction": ""}
     with t.client() as c:
         r = t.post(c, "/lab/", fields)
-    refused = r.status_code in (200, 400, 429) and "deliver" in r.text.lower()
-    return refused, f"2000 tasks x 3 h on the 10 s lane: {r.status_code}"
+    alert = re.search(r'role="alert".*?</div>', r.text, re.S)
+    said = alert.group(0) if alert else ""
+    refused = r.status_code in (400, 429) and "deliveries" in said and "at most" in said
+    return refused, f"2000 tasks x 3 h on the 10 s lane: {r.status_code}" + (
+        "" if refused else f", not refused for its cost ({r.headers.get('location', '')})"
+    )
 
 
 def progress_import_refuses_nested_and_huge(t: Target) -> tuple[bool, str]:
@@ -267,34 +303,51 @@ def progress_import_refuses_nested_and_huge(t: Target) -> tuple[bool, str]:
     return all(400 <= s < 500 for s in seen.values()), f"statuses: {seen}"
 
 
-def oversized_body_stopped(t: Target) -> tuple[bool, str]:
-    size = 64 * 1024 * 1024
-
-    def body():
-        chunk = b"x" * 65536
-        for _ in range(size // len(chunk)):
-            yield chunk
-
-    started = time.monotonic()
+def _raw_post_head(t: Target, *, length: int | None) -> bytes:
+    """A JSON post to the 2 MB import endpoint as a browser page would send it, with a body of
+    `length` bytes, or chunked when None."""
     with t.client() as c:
         token = t.token(c, "/progress/")
-        try:
-            r = c.post(
-                "/progress/import/",
-                content=body(),
-                headers={
-                    "Content-Type": "application/json",
-                    "X-CSRFToken": token,
-                    "Origin": t.url,
-                    "Referer": t.url + "/progress/",
-                },
-            )
-            status = r.status_code
-        except httpx.HTTPError as exc:  # the server stopped reading and closed
-            status = type(exc).__name__
-    took = time.monotonic() - started
-    held = status != 200 and not (isinstance(status, int) and status >= 500)
-    return held, f"64 MB to a 2 MB endpoint: {status} after {took:.1f} s"
+        cookie = "; ".join(f"{name}={value}" for name, value in c.cookies.items())
+    sized = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
+    return (
+        f"POST /progress/import/ HTTP/1.1\r\nHost: {t.host}:{t.port}\r\n"
+        f"Content-Type: application/json\r\nCookie: {cookie}\r\nX-CSRFToken: {token}\r\n"
+        f"Origin: {t.url}\r\nReferer: {t.url}/progress/\r\n{sized}\r\n\r\n"
+    ).encode()
+
+
+def _status_line(sock: socket.socket, *, within: float) -> str:
+    sock.settimeout(within)
+    try:
+        return sock.recv(4096).split(b"\r\n", 1)[0].decode(errors="replace")
+    except (TimeoutError, OSError) as exc:
+        return f"no answer ({type(exc).__name__})"
+
+
+def oversized_body_stopped(t: Target) -> tuple[bool, str]:
+    """A body over the limit is refused while it is read, never spooled first: one announced
+    as 300 MB gets its answer after 64 KB, and a chunked one once it passes the limit."""
+    with socket.create_connection((t.host, t.port), timeout=10) as sock:
+        sock.sendall(_raw_post_head(t, length=300 * 1024 * 1024) + b"x" * 65536)
+        announced = _status_line(sock, within=10)
+    piece, sent = b"x" * 65536, 0
+    with socket.create_connection((t.host, t.port), timeout=10) as sock:
+        sock.sendall(_raw_post_head(t, length=None))
+        while sent < 64 * 1024 * 1024 and not select.select([sock], [], [], 0)[0]:
+            try:
+                sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+            except OSError:
+                break
+            sent += len(piece)
+        chunked = _status_line(sock, within=10)
+    refused = [line for line in (announced, chunked) if re.match(r"HTTP/1\.1 4\d\d", line)]
+    # a server that read it all answers after the whole 64 MB; loopback buffers take some first
+    held = len(refused) == 2 and sent < 32 * 1024 * 1024
+    return held, (
+        f"300 MB announced: {announced!r} after 64 KB; chunked: {chunked!r} after "
+        f"{sent / 1024 / 1024:.0f} MB"
+    )
 
 
 def cookieless_client_gets_one_quota(t: Target) -> tuple[bool, str]:
@@ -318,6 +371,25 @@ def cookieless_client_gets_one_quota(t: Target) -> tuple[bool, str]:
     return accepted <= 10, f"{accepted} of 15 cookie-less imports answered without 429"
 
 
+def sign_up_throttled(t: Target) -> tuple[bool, str]:
+    """Sign-ups from one network are budgeted: the 30th in a row is refused (run last: it
+    spends the network's budget, which the probes' own account needs)."""
+    codes = []
+    with t.client() as c:
+        for _ in range(30):
+            name = "probe" + secrets.token_hex(4)
+            r = t.post(
+                c,
+                "/accounts/signup/",
+                {"username": name, "password1": PASSWORD, "password2": PASSWORD},
+            )
+            codes.append(r.status_code)
+            c.cookies.clear()
+            if r.status_code == 429:
+                break
+    return codes[-1] == 429, f"{len(codes)} sign-ups, the last answered {codes[-1]}"
+
+
 PROBES = [
     Probe("POST without a CSRF token", post_without_csrf_token),
     Probe("POST from another origin", post_from_another_origin),
@@ -337,6 +409,7 @@ PROBES = [
     Probe("nested and huge JSON import", progress_import_refuses_nested_and_huge),
     Probe("oversized request body", oversized_body_stopped),
     Probe("cookie-less quota", cookieless_client_gets_one_quota),
+    Probe("sign-up throttle", sign_up_throttled),
 ]
 
 

@@ -70,17 +70,20 @@ def redis_binary() -> str | None:
         return None
 
 
-def redis_child(redis_url: str) -> Child | None:
-    """A redis-server child when nothing answers at the configured address yet."""
+def redis_child(
+    redis_url: str, *, name: str = "redis", args: list[str] | None = None
+) -> Child | None:
+    """A redis-server child when nothing answers at the configured address yet; `args` adds
+    redis-server options (the redis-noeviction lane's maxmemory and policy)."""
     parsed = urlparse(redis_url)
     host, port = parsed.hostname or "127.0.0.1", parsed.port or 6379
     if port_answers(host, port):
-        print(f"  redis      using the server already at {host}:{port}")
+        print(f"  {name:<10} using the server already at {host}:{port}")
         return None
     binary = redis_binary()
     if binary is None:
         sys.exit("No Redis answers and no redis-server binary found: apt install redis-server")
-    data = VAR / "redis"
+    data = VAR / name
     data.mkdir(parents=True, exist_ok=True)
     argv = [
         binary,
@@ -94,8 +97,9 @@ def redis_child(redis_url: str) -> Child | None:
         "no",
         "--dir",
         str(data),
+        *(args or []),
     ]
-    return Child("redis", argv)
+    return Child(name, argv)
 
 
 def lab_children() -> list[Child]:
@@ -177,6 +181,21 @@ def main(argv: list[str] | None = None) -> None:
 
     django.setup()
     from django.conf import settings
+
+    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+
+    tight = redis_child(
+        settings.LAB_NOEVICTION_REDIS_URL, name="redis-noeviction", args=NOEVICTION_SERVER_ARGS
+    )
+    if tight is not None:  # the redis-noeviction lane's server: a small maxmemory of its own
+        tight.start()
+        children.append(tight)
+        parsed = urlparse(settings.LAB_NOEVICTION_REDIS_URL)
+        for _ in range(50):
+            if port_answers(parsed.hostname or "127.0.0.1", parsed.port or 6390):
+                break
+            time.sleep(0.1)
+        print(f"  redis-noeviction started {tight.argv[0]} {' '.join(NOEVICTION_SERVER_ARGS)}")
 
     if not settings.DEBUG:  # hashed, compressed static files must be collected first
         from django.core.management import call_command

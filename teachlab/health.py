@@ -72,7 +72,8 @@ def _rabbit_ping(address: str) -> None:
     if conn is None:
         conn = _brokers[address] = Connection(address, connect_timeout=2, heartbeat=0)
     try:
-        conn.ensure_connection(max_retries=1, timeout=2)
+        # a refusal is the answer: no retry, which would sleep 2 s first
+        conn.ensure_connection(max_retries=0, timeout=2)
         # A round trip on the kept connection: a passive declare of a built-in exchange.
         conn.default_channel.exchange_declare("amq.direct", "direct", passive=True)
     except Exception:

@@ -57,6 +57,9 @@ def missing(reason: str) -> None:
 
 
 REDIS: RedisServer | None = None  # None when TEACHLAB_REDIS_URL names a server already
+# The redis-noeviction lane's server (a small maxmemory, noeviction); None when
+# TEACHLAB_LAB_NOEVICTION_REDIS_URL names one already.
+NOEVICTION_REDIS: RedisServer | None = None
 
 
 LIVE_DATABASE_URL = ""  # set when the tests run on PostgreSQL
@@ -123,7 +126,7 @@ def _pg_drop(url: str, name: str) -> None:
 # What the environment held before a session changed it. A pytest started inside another
 # (an xdist worker) inherits the parent's changes and takes these back, to set up its own.
 GIVEN = "TEACHLAB_TESTS_GIVEN_ENV"
-OWN = ("DATABASE_URL", "TEACHLAB_REDIS_URL")
+OWN = ("DATABASE_URL", "TEACHLAB_REDIS_URL", "TEACHLAB_LAB_NOEVICTION_REDIS_URL")
 
 
 def _given_environment() -> None:
@@ -140,11 +143,16 @@ def _given_environment() -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: ARG001
-    global REDIS
+    global REDIS, NOEVICTION_REDIS
     _given_environment()
     if not os.environ.get("TEACHLAB_REDIS_URL"):
         REDIS = RedisServer(STATE)  # its port now, the server at the first test
         os.environ["TEACHLAB_REDIS_URL"] = REDIS.url
+    if not os.environ.get("TEACHLAB_LAB_NOEVICTION_REDIS_URL"):
+        from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+
+        NOEVICTION_REDIS = RedisServer(STATE, NOEVICTION_SERVER_ARGS)
+        os.environ["TEACHLAB_LAB_NOEVICTION_REDIS_URL"] = NOEVICTION_REDIS.url
     os.environ["TEACHLAB_DB_PATH"] = str(STATE / "live.sqlite3")
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
         _pg_session_databases(os.environ["DATABASE_URL"])
@@ -169,13 +177,17 @@ def session_redis():
     """The private Redis, started at the first test. Every test gets it: in-process code may
     reach it anywhere (rate limits, the channel layer, the lab's keys) and it starts in a tenth
     of a second, so tests that need Redis and nothing else stay in the fast loop."""
+    if NOEVICTION_REDIS is not None and not NOEVICTION_REDIS.running:
+        NOEVICTION_REDIS.start()
     if REDIS is None:
         yield os.environ["TEACHLAB_REDIS_URL"]
-        return
-    if not REDIS.running:
-        REDIS.start()
-    yield REDIS.url
-    REDIS.stop()
+    else:
+        if not REDIS.running:
+            REDIS.start()
+        yield REDIS.url
+        REDIS.stop()
+    if NOEVICTION_REDIS is not None:
+        NOEVICTION_REDIS.stop()
 
 
 STATIC_COLLECTED = False

@@ -164,3 +164,14 @@ def test_forwarded_headers_are_believed_only_from_a_configured_proxy(compose):
     done = compose_config(**NEEDED, TEACHLAB_FORWARDED_ALLOW_IPS="172.18.0.1")
     web = yaml.safe_load(done.stdout)["services"]["web"]["environment"]
     assert web["TEACHLAB_FORWARDED_ALLOW_IPS"] == "172.18.0.1"
+
+
+def test_the_noeviction_lane_gets_a_server_of_its_own_with_the_lanes_memory_options():
+    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+
+    services = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
+    command = services["redis-noeviction"]["command"]
+    assert command[0] == "redis-server"
+    assert command[-len(NOEVICTION_SERVER_ARGS) :] == NOEVICTION_SERVER_ARGS
+    url = services["web"]["environment"]["TEACHLAB_LAB_NOEVICTION_REDIS_URL"]
+    assert url == "redis://redis-noeviction:6379"

@@ -14,7 +14,8 @@ from django.conf import settings
 
 from teachlab.lab.errors import LaneUnknown
 
-# `broker` is "redis" (with `db`, a database number on broker_redis_url()) or "rabbit"
+# `broker` is "redis" (with `db`, a database number on broker_redis_url(), or on the
+# noeviction server's with `server: noeviction`) or "rabbit"
 # (settings.RABBIT_URL). Sweep options: kombu restores stale unacked messages only every
 # interval x throttle seconds (10 x 10 by default, BROKER-FACTS 1); 1 x 1 puts a stale
 # message back about a second after its visibility timeout.
@@ -180,6 +181,26 @@ LANE_TABLE += [
     },
 ]
 
+# noeviction-loses-popped: a Redis server of its own (settings.LAB_NOEVICTION_REDIS_URL),
+# started with NOEVICTION_SERVER_ARGS, since maxmemory is a whole server's setting: filling it
+# on the shared broker would stop every other lane. One worker with one thread.
+NOEVICTION_SERVER_ARGS = ["--maxmemory", "8mb", "--maxmemory-policy", "noeviction"]
+LANE_TABLE.append(
+    {
+        "name": "redis-noeviction",
+        "broker": "redis",
+        "server": "noeviction",
+        "db": 0,
+        "visibility_timeout": 30,
+        "workers": 1,
+        "concurrency": 1,
+        "prefetch_multiplier": 1,
+        "listed": False,
+        "title": "Redis with a small maxmemory and noeviction, a server of its own",
+        "summary": "At the memory limit a worker still pops a message it cannot record.",
+    }
+)
+
 # The plain-Celery control (teachlab/lab/control.py): redis-short's entry on its own database,
 # so its transport options and worker count are redis-short's by construction.
 LANE_TABLE.append(
@@ -249,7 +270,12 @@ def broker_redis_url() -> str:
 def lane_from_entry(entry: dict) -> Lane:
     kind = entry["broker"]
     if kind == "redis":
-        url = entry.get("url") or f"{broker_redis_url()}/{entry['db']}"
+        server = (
+            settings.LAB_NOEVICTION_REDIS_URL
+            if entry.get("server") == "noeviction"
+            else broker_redis_url()
+        )
+        url = entry.get("url") or f"{server}/{entry['db']}"
     elif kind == "rabbit":
         url = entry.get("url") or settings.RABBIT_URL
     else:
@@ -284,7 +310,7 @@ def lanes(*, listed_only: bool = False) -> list[Lane]:
     """Built from the settings they depend on, so tests that point settings elsewhere just
     work; cached per those values, since the monitor asks for them hundreds of times a second."""
     extra = getattr(settings, "LAB_EXTRA_LANES", [])
-    key = (broker_redis_url(), settings.RABBIT_URL, repr(extra))
+    key = (broker_redis_url(), settings.LAB_NOEVICTION_REDIS_URL, settings.RABBIT_URL, repr(extra))
     found = _built.get(key)
     if found is None:
         found = [lane_from_entry(e) for e in [*LANE_TABLE, *extra]]
@@ -312,7 +338,9 @@ class LaneStatus:
     how_to_get: str = ""
 
 
-_status_cache: dict[tuple, tuple[float, LaneStatus]] = {}
+# What each broker URL answered, and when: lanes that share a broker (four RabbitMQ lanes share
+# one) share one probe, so a page listing every lane costs one connect timeout per broker.
+_status_cache: dict[str, tuple[float, str]] = {}
 STATUS_TTL = 3.0  # seconds; pages ask on every load, a dead broker costs a connect timeout
 
 
@@ -331,7 +359,9 @@ def _rabbit_reason(url: str) -> str:
 
     try:
         with Connection(url, connect_timeout=2) as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
+            # no retry: a refused connection is the answer, and kombu's retry would sleep 2 s
+            # first (interval_start); a silent host still costs at most the 2 s timeout
+            conn.ensure_connection(max_retries=0, timeout=2)
     except Exception as exc:  # noqa: BLE001
         return f"RabbitMQ at {_where(url)} does not answer: {exc}"
     return ""
@@ -348,14 +378,14 @@ def lane_status(name: str | Lane, *, fresh: bool = False) -> LaneStatus:
     """Whether the lane's broker answers now (cached a few seconds), and if not why and how to
     get one."""
     lane = lane_get(name)
-    key = (lane.name, lane.broker_url)
-    cached = _status_cache.get(key)
+    cached = _status_cache.get(lane.broker_url)
     if cached and not fresh and time.monotonic() - cached[0] < STATUS_TTL:
-        return cached[1]
-    reason = _redis_reason(lane.broker_url) if lane.is_redis else _rabbit_reason(lane.broker_url)
-    status = LaneStatus(lane, not reason, reason, HOW_TO_GET[lane.kind] if reason else "")
-    _status_cache[key] = (time.monotonic(), status)
-    return status
+        reason = cached[1]
+    else:
+        probe = _redis_reason if lane.is_redis else _rabbit_reason
+        reason = probe(lane.broker_url)
+        _status_cache[lane.broker_url] = (time.monotonic(), reason)
+    return LaneStatus(lane, not reason, reason, HOW_TO_GET[lane.kind] if reason else "")
 
 
 def worker_name(lane: Lane, number: int) -> str:

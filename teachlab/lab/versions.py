@@ -41,7 +41,8 @@ def rabbit_server_version(url: str) -> str:
     from kombu import Connection
 
     with Connection(url, connect_timeout=2) as conn:
-        conn.ensure_connection(max_retries=1, timeout=2)
+        # a refusal is the answer: no retry, which would sleep 2 s first
+        conn.ensure_connection(max_retries=0, timeout=2)
         properties = conn.connection.server_properties or {}
     version = properties.get("version", "")
     return version.decode() if isinstance(version, bytes) else str(version)

@@ -407,6 +407,27 @@ def worker_disconnect(*, name: str) -> int:
     return closed
 
 
+def worker_pause(*, name: str):
+    """Freeze a worker process (SIGSTOP) where it stands, as a long stall would: what the broker
+    answers meanwhile waits in its socket. Returns the process, for `worker_resume`."""
+    record = json.loads(app_redis().hget(REGISTRY, name) or "{}")
+    proc = _local_process(record)
+    if proc is None:
+        raise LabError(f"{name} is not a live process on this host, so it cannot be paused.")
+    proc.send_signal(signal.SIGSTOP)
+    return proc
+
+
+def worker_resume(proc) -> None:
+    """Let a paused worker go on (SIGCONT); nothing to do when it has gone meanwhile."""
+    import psutil
+
+    try:
+        proc.send_signal(signal.SIGCONT)  # psutil refuses a pid reused by another process
+    except psutil.Error:
+        pass
+
+
 def worker_shutdown(*, name: str) -> dict:
     return worker_control(name=name, action="shutdown")
 

@@ -323,3 +323,42 @@ def test_an_evict_step_takes_only_bindings():
     assert not problems and {"evict": "bindings"} in good.runs[0]["steps"]
     _, problems = validate(GOOD.replace("      - wait: 30\n", "      - evict: unacked\n"))
     assert "`evict` takes `bindings`" in problems[0].message
+
+
+STALL = "      - pause: any\n      - wait: 2\n      - fire\n      - fill: memory\n      - resume: paused\n      - free: memory\n"
+
+
+def test_a_worker_may_be_paused_before_fire_and_memory_filled_and_freed_after_it():
+    good, problems = validate(GOOD.replace("      - fire\n      - wait: 30\n", STALL))
+    assert not problems, problems
+    assert good.runs[0]["steps"][:3] == [{"pause": "any"}, {"wait": 2}, "fire"]
+
+
+def test_a_run_that_fills_or_pauses_must_free_or_resume_after_it():
+    _, problems = validate(
+        GOOD.replace(
+            "      - fire\n      - wait: 30\n", STALL.replace("      - free: memory\n", "")
+        )
+    )
+    assert ["a run that fills the broker's memory must `free: memory` after it"] == [
+        p.message for p in problems
+    ]
+    _, problems = validate(
+        GOOD.replace(
+            "      - fire\n      - wait: 30\n", STALL.replace("      - resume: paused\n", "")
+        )
+    )
+    assert ["a run that pauses a worker must `resume: paused` after it"] == [
+        p.message for p in problems
+    ]
+
+
+def test_the_memory_and_pause_steps_take_only_their_words():
+    for step, words in (
+        ("fill: disk", "`fill` takes `memory`"),
+        ("free: all", "`free` takes `memory`"),
+        ("resume: any", "`resume` takes `paused`"),
+        ("pause: everyone", "`pause` targets one of holder, any"),
+    ):
+        _, problems = validate(GOOD.replace("      - wait: 30\n", f"      - {step}\n"))
+        assert any(words in p.message for p in problems), (step, problems)

@@ -83,6 +83,20 @@ def test_an_unavailable_lane_says_why_and_how_to_get_its_broker(client, settings
     assert "Fire" in page  # the rest of the lab still works
 
 
+def test_every_lane_of_a_refusing_rabbitmq_costs_one_quick_probe_not_one_retry_each(settings):
+    """Four lanes share the RabbitMQ URL; each probe used to sleep kombu's 2 s retry interval
+    after the refusal, so the lab page took 8 s while RabbitMQ was down."""
+    from teachlab.lab.lanes import _status_cache, lane_status, lanes
+
+    settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
+    _status_cache.clear()
+    began = time.monotonic()
+    down = [lane.name for lane in lanes() if not lane_status(lane).available]
+    took = time.monotonic() - began
+    assert len(down) >= 4 and all(name.startswith("rabbit") for name in down)
+    assert took < 1.5, f"{took:.1f} s to probe every lane"
+
+
 def test_bad_input_gets_a_message_per_field_and_keeps_what_was_typed(client):
     response = client.post(
         "/lab/", {"lane": "redis-short", "countdown": "-5", "count": "many", "prediction": "7"}

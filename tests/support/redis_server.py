@@ -33,7 +33,8 @@ class RedisServer:
     port can be this one; redis-server binds beside it (both SO_REUSEADDR, neither listening
     yet). After a stop, start() brings it back on the same port."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, args: list[str] | None = None) -> None:
+        self.args = list(args or [])  # more redis-server options (a maxmemory, a policy)
         self.hold: socket.socket | None = socket.socket()
         self.hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.hold.bind(("127.0.0.1", 0))
@@ -57,7 +58,7 @@ class RedisServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.dir)],
+             "--appendonly", "no", "--dir", str(self.dir), *self.args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             preexec_fn=_normal_priority,

@@ -253,7 +253,7 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: li
     """A step's `until` reads its own run unless it names another."""
     if not c.listing(steps, path, "`steps`"):
         return
-    fired = False
+    fired = paused = False
     for i, step in enumerate(steps):
         spath = (*path, i)
         if isinstance(step, str):
@@ -272,9 +272,10 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: li
             )
             continue
         ((key, value),) = step.items()
+        paused = paused or key == "pause"
         if key not in schema.STEP_KEYS:
             c.problem(spath, f"unknown step {key!r}; known: fire, {', '.join(schema.STEP_KEYS)}")
-        elif not fired and key != "ready":
+        elif not fired and key not in schema.BEFORE_FIRE and not (key == "wait" and paused):
             c.problem(spath, "fire the run before any other step")
         elif key == "wait":
             c.number(value, (*spath, key), "`wait` seconds", minimum=0.1)
@@ -300,12 +301,26 @@ def _steps(c: _Checker, steps: object, path: tuple, run_name: str, run_names: li
             )
         elif key == "evict" and value != "bindings":
             c.problem((*spath, key), "`evict` takes `bindings` (the lane's binding sets)")
+        elif key == "pause" and value not in schema.WORKER_TARGETS:
+            c.problem(
+                (*spath, key),
+                f"`pause` targets one of {', '.join(schema.WORKER_TARGETS)}, not {value!r}",
+            )
+        elif key == "resume" and value != "paused":
+            c.problem((*spath, key), "`resume` takes `paused` (the workers this run paused)")
+        elif key in ("fill", "free") and value != "memory":
+            c.problem((*spath, key), f"`{key}` takes `memory` (the lane's Redis maxmemory)")
         elif key == "ready" and value != "workers":
             c.problem(
                 (*spath, key), "`ready` takes `workers` (wait until the lane's workers are alive)"
             )
     if not fired:
         c.problem(path, "the steps never `fire` the run")
+    keys = [next(iter(step)) for step in steps if isinstance(step, Mapping) and len(step) == 1]
+    if "fill" in keys and "free" not in keys[keys.index("fill") :]:
+        c.problem(path, "a run that fills the broker's memory must `free: memory` after it")
+    if "pause" in keys and "resume" not in keys[keys.index("pause") :]:
+        c.problem(path, "a run that pauses a worker must `resume: paused` after it")
 
 
 def experiment_validate(

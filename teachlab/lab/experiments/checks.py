@@ -47,6 +47,9 @@ class Observation:
     params: dict = field(default_factory=dict)
     visibility_timeout: float | None = None  # the lane's, for copies against wait / timeout
     messages_left: float | None = None  # the run's messages still in the broker at the end
+    # what the memory steps saw on the broker (`fill: memory`): queued_at_limit, and
+    # unacked_writes_refused once memory is freed
+    broker: dict = field(default_factory=dict)
 
     def of_task(self, task_id: str) -> list[Event]:
         return [e for e in self.events if e.task_id == task_id]
@@ -180,6 +183,11 @@ def _extreme(
     return pick(values) if values else None
 
 
+def _broker(name: str, obs: Observation) -> float | None:
+    value = obs.broker.get(name)
+    return None if value is None else float(value)
+
+
 def _amplification(obs: Observation) -> float | None:
     if not obs.tasks:
         return None
@@ -228,6 +236,14 @@ RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
     "messages_left": (
         lambda obs: obs.messages_left,
         "the run's messages still in the broker when the steps ended",
+    ),
+    "queued_at_limit": (
+        partial(_broker, "queued_at_limit"),
+        "the run's messages waiting in the queue when Redis reached its maxmemory",
+    ),
+    "unacked_writes_refused": (
+        partial(_broker, "unacked_writes_refused"),
+        "ZADDs to unacked_index Redis refused for memory after it was filled",
     ),
     **{
         f"max_{name}": (partial(_extreme, name, max), f"largest per task: {desc}")

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 UNACKED = "unacked"
 
 
-def _task_id(raw) -> str | None:
+def message_task_id(raw) -> str | None:
     try:
         message = json.loads(raw)
     except (TypeError, ValueError):
@@ -36,8 +36,8 @@ def _task_id(raw) -> str | None:
 def _redis_left(run: Run, lane: Lane) -> int:
     ids = set(run.task_ids)
     client = redis.Redis.from_url(lane.broker_url, socket_timeout=5)
-    held = sum(1 for _tag, raw in client.hscan_iter(UNACKED) if _task_id(raw) in ids)
-    waiting = sum(1 for raw in client.lrange(lane.queue, 0, -1) if _task_id(raw) in ids)
+    held = sum(1 for _tag, raw in client.hscan_iter(UNACKED) if message_task_id(raw) in ids)
+    waiting = sum(1 for raw in client.lrange(lane.queue, 0, -1) if message_task_id(raw) in ids)
     return held + waiting
 
 

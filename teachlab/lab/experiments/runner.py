@@ -29,6 +29,12 @@ from teachlab.lab.experiments.checks import (
 )
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
 from teachlab.lab.experiments.leftover import bindings_evict, run_messages_left
+from teachlab.lab.experiments.memory import (
+    memory_fill,
+    memory_free,
+    queued_now,
+    unacked_writes_refused,
+)
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
@@ -39,6 +45,8 @@ from teachlab.lab.workers import (
     worker_control,
     worker_disconnect,
     worker_holding,
+    worker_pause,
+    worker_resume,
     worker_stop,
     workers_list,
 )
@@ -74,6 +82,9 @@ class RunState:
     log: list[tuple[float, str]] = field(default_factory=list)
     finished: threading.Event = field(default_factory=threading.Event)
     stop_feeding: threading.Event = field(default_factory=threading.Event)
+    paused: list = field(default_factory=list)  # worker processes a `pause` step froze
+    # what the memory steps saw on the broker (`fill: memory`), for the run's metrics
+    broker: dict = field(default_factory=dict)
 
 
 class StepFailed(LabError):
@@ -205,9 +216,9 @@ def _alive(lane: str) -> list[dict]:
     return [w for w in workers_list() if w["lane"] == lane and w["alive"]]
 
 
-def _stop_worker(*, state: RunState, action: str, target: str, grace: float | None = None) -> str:
-    lane = state.run.lane
-    if target == "holder":
+def _target_worker(*, state: RunState, action: str, target: str) -> str:
+    lane = state.spec["lane"]
+    if target == "holder" and state.run is not None:
         name = _holder(run=state.run)
         if name is None:
             raise StepFailed(f"no worker of {lane} held the run's task, so nothing to {action}")
@@ -216,6 +227,11 @@ def _stop_worker(*, state: RunState, action: str, target: str, grace: float | No
         if not alive:
             raise StepFailed(f"no worker of {lane} is alive to {action}")
         name = alive[0]["name"]
+    return name
+
+
+def _stop_worker(*, state: RunState, action: str, target: str, grace: float | None = None) -> str:
+    name = _target_worker(state=state, action=action, target=target)
     if grace is not None:
         worker_stop(name=name, grace=grace)
     elif action == "disconnect":
@@ -318,6 +334,22 @@ def _run_steps(
             elif key == "evict":
                 gone = bindings_evict(lane=state.spec["lane"])
                 _say(state, started, f"Deleted the binding sets {', '.join(gone)}", progress)
+            elif key == "pause":
+                name = _target_worker(state=state, action="pause", target=value)
+                state.paused.append(worker_pause(name=name))
+                _say(
+                    state,
+                    started,
+                    f"Paused worker {name} (SIGSTOP), as a long stall would",
+                    progress,
+                )
+            elif key == "resume":
+                _resume(state)
+                _say(state, started, "Let the paused worker go on (SIGCONT)", progress)
+            elif key == "fill":
+                _fill(state=state, started=started, progress=progress)
+            elif key == "free":
+                _free(state=state, started=started, progress=progress)
             elif key == "ready":
                 lane = state.spec["lane"]
                 _say(state, started, f"Waiting for every {lane} worker to be up", progress)
@@ -332,9 +364,59 @@ def _run_steps(
         log.exception("experiment %s, run %s failed", experiment.slug, state.spec["name"])
         state.errors.append(f"{type(exc).__name__}: {exc}")
     finally:
+        _leave_no_trace(state)
         state.stop_feeding.set()
         state.finished.set()
         connection.close()
+
+
+def _resume(state: RunState) -> None:
+    while state.paused:
+        worker_resume(state.paused.pop())
+
+
+def _fill(*, state: RunState, started: float, progress: Progress | None) -> None:
+    lane = state.spec["lane"]
+    found = memory_fill(lane=lane)
+    state.broker["filled"] = found
+    task_ids = state.run.task_ids if state.run is not None else []
+    state.broker["queued_at_limit"] = queued_now(lane=lane, task_ids=task_ids)
+    _say(
+        state,
+        started,
+        f"Filled {lane}'s Redis {found['over_by'] / 1024:.0f} KB past its maxmemory; it now "
+        f"refuses writes, and {state.broker['queued_at_limit']} of the run's messages wait "
+        "in the queue",
+        progress,
+    )
+
+
+def _refusals_count(state: RunState) -> None:
+    """The `ZADD` refusals since the fill: the run's own (the lane's server is its own)."""
+    before = state.broker["filled"]["refused_before"]
+    state.broker["unacked_writes_refused"] = (
+        unacked_writes_refused(lane=state.spec["lane"]) - before
+    )
+
+
+def _free(*, state: RunState, started: float, progress: Progress | None) -> None:
+    if "filled" in state.broker:
+        _refusals_count(state)
+    gone = memory_free(lane=state.spec["lane"])
+    state.broker["freed"] = True
+    _say(state, started, f"Deleted the {gone} filler values: Redis takes writes again", progress)
+
+
+def _leave_no_trace(state: RunState) -> None:
+    """A run that stopped half-way never leaves a worker frozen or its broker full."""
+    try:
+        _resume(state)
+        if "filled" in state.broker and not state.broker.get("freed"):
+            _refusals_count(state)
+            memory_free(lane=state.spec["lane"])
+            state.broker["freed"] = True
+    except Exception:  # noqa: BLE001 - the run's own error is the one to report
+        log.exception("cleaning up after run %s", state.spec["name"])
 
 
 # --- verdict -------------------------------------------------------------------------------
@@ -486,6 +568,7 @@ def experiment_execute(
         run_versions_fill(state.run)
         observation = observation_for_run(run=state.run, duration=time.time() - state.run.fired_at)
         observation.messages_left = run_messages_left(run=state.run)
+        observation.broker = state.broker
         observations[name] = observation
         runs[name] = {
             "id": state.run.id,

@@ -74,9 +74,28 @@ PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 #                       as a network cut or a broker restart would; the worker stays up
 #   evict: bindings     delete the lane's binding sets (`_kombu.binding.*`), as an eviction
 #                       policy could; a restart of the worker declares them again
+#   pause: holder|any   freeze that worker (SIGSTOP), as a long stall would; allowed before
+#                       fire, and so is a `wait` after it (to let the worker's BRPOP run out)
+#   resume: paused      let the workers this run paused go on (SIGCONT)
+#   fill: memory        write filler values until the lane's Redis stands past its maxmemory
+#                       (a lane on a server of its own, set to noeviction)
+#   free: memory        delete the filler values; a run that fills must free
 #   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
 STEP_WORDS = ("fire",)
-STEP_KEYS = ("wait", "until", "crash", "shutdown", "disconnect", "evict", "ready")
+STEP_KEYS = (
+    "wait",
+    "until",
+    "crash",
+    "shutdown",
+    "disconnect",
+    "evict",
+    "pause",
+    "resume",
+    "fill",
+    "free",
+    "ready",
+)
+BEFORE_FIRE = ("ready", "pause")  # and a `wait` once a worker is paused
 WORKER_TARGETS = ("holder", "any")
 STOP_FIELDS = {"worker": True, "grace": True}
 
