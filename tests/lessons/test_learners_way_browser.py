@@ -1,12 +1,13 @@
 """Issue 29's "done when", walked in Chromium on the real lessons as a new learner would: from
-the home page to the last course step using only Next, then again using only the `n` key; a
-glossary term opened from its first use on a question page and from the lab's run form;
-"prefetch" searched from the header, landing on its tier; a measurement note, a seed's case
-study and a source view opened from "How we know".
+the home page to the last course step using only Next; a glossary term opened from its first use
+on a question page and from the lab's run form; "prefetch" searched from the header, landing on
+its tier; a measurement note, a seed's case study and a source view opened from "How we know".
 
-The rest of it has tests of its own, kept apart for what they need: the worker panel counting
-two copies of one task on one worker runs real workers (tests/lab/test_holders_browser.py), and
-axe in light and dark on a desktop and a phone is tests/lessons/test_themes_browser.py."""
+The rest of it has tests of its own: the same walk by the `n` key alone is
+tests/lessons/test_course_order.py::test_the_n_key_alone_follows_the_course_from_home_to_the_last_step;
+the worker panel counting two copies of one task on one worker runs real workers
+(tests/lab/test_holders_browser.py); axe in light and dark on a desktop and a phone is
+tests/lessons/test_themes_browser.py."""
 
 from __future__ import annotations
 
@@ -22,39 +23,21 @@ from tests.lessons.test_search_browser import search_prefetch_from_the_header
 pytestmark = pytest.mark.browser
 
 
-def start_the_course(page, base: str) -> list[str]:
-    """Home, then its "Start here" link; returns the course's slugs, the first one open."""
+def test_the_course_by_next_a_term_a_search_and_the_evidence(page, live_server_url):
+    base = live_server_url
     course = [q.slug for q in course_order()]
     page.goto(f"{base}/")
     page.locator("#start-here-link").click()
+    seen = [course[0]]
     expect(page).to_have_url(f"{base}/q/{course[0]}/")
-    return course
-
-
-def walk_to_the_end(page, base: str, step) -> list[str]:
-    """Take `step` on each question until the last step; the slugs seen on the way."""
-    seen = [page.url.removeprefix(f"{base}/q/").strip("/")]
-    while not page.get_by_text("This is the last step of the course path.").is_visible():
-        step()
-        expect(page).not_to_have_url(f"{base}/q/{seen[-1]}/")
-        page.wait_for_load_state("domcontentloaded")  # the `n` key's script is in place
-        seen.append(page.url.removeprefix(f"{base}/q/").strip("/"))
-        assert len(seen) <= 20, seen
-    return seen
-
-
-def test_the_course_by_next_and_by_n_a_term_a_search_and_the_evidence(page, live_server_url):
-    base = live_server_url
     next_link = page.locator('.question-nav a[rel="next"]')
-
-    course = start_the_course(page, base)
-    assert walk_to_the_end(page, base, lambda: next_link.click()) == course
-    expect(next_link).to_have_count(0)  # the last step has no Next
-
-    start_the_course(page, base)
-    assert walk_to_the_end(page, base, lambda: page.keyboard.press("n")) == course
-    page.keyboard.press("n")  # on the last step the key goes nowhere
-    expect(page).to_have_url(f"{base}/q/{course[-1]}/")
+    while next_link.count() and len(seen) <= len(course):
+        next_link.click()
+        expect(page).not_to_have_url(f"{base}/q/{seen[-1]}/")
+        page.wait_for_load_state("domcontentloaded")
+        seen.append(page.locator("#question").get_attribute("data-slug"))
+    assert seen == course
+    expect(page.get_by_text("This is the last step of the course path.")).to_be_visible()
 
     # A term at its first use on a question page opens in place, then on the glossary.
     page.goto(f"{base}/q/{course[0]}/")
