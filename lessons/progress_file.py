@@ -309,7 +309,7 @@ def lab_runs_export(*, learner) -> list[dict]:
     """Every lab run of this learner as a summary (its counters, not its deliveries), and the
     summaries an earlier import brought in."""
     from lessons.models import ImportedActivity
-    from teachlab.lab.events import counts_view
+    from teachlab.lab.labevent import counts_view
     from teachlab.lab.models import Kind, RunEvent
 
     runs = list(learner.lab_runs.order_by("created_at"))

@@ -27,28 +27,32 @@ import django  # noqa: E402
 django.setup()
 
 from teachlab.lab.fragments import Picture, render_batch_html, render_redraw_html  # noqa: E402
+from teachlab.lab.labevent import LabEvent  # noqa: E402
 from teachlab.measurements import Measurement, out_option_add  # noqa: E402
-
-BASE = {"run_started_at": 1000.0, "published_at": 1000.0, "visibility_timeout": 10.0}
 
 
 def event(seq: int, kind: str, index: int, copy: int, at: float) -> dict:
-    """One event as teachlab.lab.stream.entry_event gives it (the fields the page reads)."""
-    return {
-        **BASE,
-        "seq": seq,
-        "kind": kind,
-        "task_id": f"3f2c9a10-aaaa-4bbb-8ccc-{index:012d}",
-        "index": index,
-        "copy": copy,
-        "worker": f"redis-short-{copy % 3 + 1}@lab-host",
-        "redelivered": copy > 1,
-        "at": at,
-        "t": round(at - 1000.0, 4),
-        "eta": 1030.0 + index * 0.05,
-        "prediction": 3,
-        "counts": {"tasks": 200, "receipts": seq, "executions": 0, "duplicates": 0},
-    }
+    """One event as the pages get it (built by the lab's event codec)."""
+    return LabEvent(
+        run="bench",
+        kind=kind,
+        task_id=f"3f2c9a10-aaaa-4bbb-8ccc-{index:012d}",
+        seq=seq,
+        index=index,
+        copy=copy,
+        worker=f"redis-short-{copy % 3 + 1}@lab-host",
+        redelivered=copy > 1,
+        at=at,
+        t=round(at - 1000.0, 4),
+        since_publish=round(at - 1000.0, 4),
+        eta=1030.0 + index * 0.05,
+        published_at=1000.0,
+        run_started_at=1000.0,
+        visibility_timeout=10.0,
+        tasks=200,
+        prediction=3,
+        counts={"tasks": 200, "receipts": seq, "executions": 0, "duplicates": 0},
+    ).as_dict()
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ that was reported and a busy worker takes messages off the queue as plain Celery
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -14,30 +13,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from teachlab.lab.labevent import LabEvent, entry_fields, event_new
 from teachlab.lab.models import SETTLING_KINDS, Kind
 from teachlab.lab.stream import entry_append
 
 log = logging.getLogger(__name__)
-
-
-def counts_view(raw: dict[str, Any], tasks: int) -> dict[str, Any]:
-    """The learner's counters from raw per-kind tallies (Redis live, or the stored events)."""
-
-    def n(key: str) -> int:
-        return int(raw.get(key) or 0)
-
-    executions = n(Kind.STARTED) - n(Kind.SUPPRESSED)
-    return {
-        "tasks": tasks,
-        "receipts": n(Kind.RECEIVED),
-        "executions": executions,
-        "suppressed": n(Kind.SUPPRESSED),
-        "duplicates": n(Kind.RECEIVED) - n("first"),
-        "amplification": round(executions / tasks, 3) if tasks else 0.0,
-        "failed": n(Kind.FAILED),
-        "revoked": n(Kind.REVOKED),
-        "finished": n(Kind.FINISHED),
-    }
 
 
 def _epoch(value: Any) -> float | None:
@@ -53,30 +33,6 @@ def _epoch(value: Any) -> float | None:
         return None
 
 
-def _fields(event: dict[str, Any]) -> dict[str, str]:
-    """The entry's fields: short keys, strings, nothing derived (readers derive the rest)."""
-    fields = {
-        "k": event["kind"],
-        "ti": event["task_id"],
-        "i": str(event["index"]),
-        "w": event["worker"],
-        "r": "1" if event["redelivered"] else "0",
-        "a": repr(event["at"]),
-        "p": repr(event["published_at"]),
-        "f": repr(event["run_started_at"]),
-        "n_tasks": str(event["tasks"]),
-    }
-    if event["eta"] is not None:
-        fields["e"] = repr(event["eta"])
-    if event["visibility_timeout"] is not None:
-        fields["v"] = repr(float(event["visibility_timeout"]))
-    if event["prediction"] is not None:
-        fields["pr"] = str(event["prediction"])
-    if event["data"]:
-        fields["d"] = json.dumps(event["data"], separators=(",", ":"))
-    return fields
-
-
 # A lab Redis that restarts is back within seconds; a body that finishes meanwhile would lose
 # its event. So an append that cannot connect is tried again for this long after the first
 # failure (the process's, not the event's: during a long outage every append fails at once
@@ -85,17 +41,17 @@ APPEND_RETRY_SECONDS = 15.0
 _down_since: list[float] = []
 
 
-def _append(event: dict[str, Any], known_copy: int) -> None:
+def _append(event: LabEvent, known_copy: int) -> None:
     import redis
 
     while True:
         try:
-            event["seq"], event["copy"] = entry_append(
-                run_id=event["run"],
-                kind=event["kind"],
-                task_id=event["task_id"],
+            event.seq, event.copy = entry_append(
+                run_id=event.run,
+                kind=event.kind,
+                task_id=event.task_id,
                 known_copy=known_copy,
-                fields=_fields(event),
+                fields=entry_fields(event),
             )
         except redis.ConnectionError:
             if not _down_since:
@@ -117,33 +73,19 @@ held_requests: dict[str, object] = {}  # receipt token -> its worker Request (fo
 running: set[str] = set()  # receipt tokens whose body is running
 
 
-def _base(*, kwargs: dict, task_id: str, kind: str, worker: str, redelivered: bool, eta) -> dict:
-    at = time.time()
-    fired = float(kwargs.get("fired_at") or at)
-    published = float(kwargs.get("published_at") or fired)
-    return {
-        "run": kwargs["run"],
-        "seq": 0,
-        "kind": str(kind),
-        "task_id": task_id,
-        "index": int(kwargs.get("index", 0)),
-        "copy": 0,
-        "worker": worker,
-        "redelivered": bool(redelivered),
-        "at": at,
-        "t": round(at - fired, 4),
-        "since_publish": round(at - published, 4),
-        "eta": _epoch(eta),
-        "published_at": published,
-        "run_started_at": fired,
-        "visibility_timeout": kwargs.get("vt"),
-        "tasks": int(kwargs.get("tasks") or 1),
-        "prediction": kwargs.get("prediction"),
-        "data": {},
-    }
+def _base(*, kwargs: dict, task_id: str, kind: str, worker: str, redelivered: bool, eta):
+    return event_new(
+        kwargs=kwargs,
+        at=time.time(),
+        kind=kind,
+        task_id=task_id,
+        worker=worker,
+        redelivered=bool(redelivered),
+        eta=_epoch(eta),
+    )
 
 
-def event_received(request) -> dict | None:
+def event_received(request) -> LabEvent | None:
     """From a worker Request (task_received): a new delivery gets a receipt token that follows
     it into the task's context, so later events of this copy carry its copy number."""
     kwargs = request.kwargs or {}
@@ -163,10 +105,10 @@ def event_received(request) -> dict | None:
     # the delivery limit is judged on it.
     headers = getattr(getattr(request, "message", None), "headers", None) or {}
     if isinstance(headers, dict) and headers.get("x-delivery-count") is not None:
-        event["data"]["delivery_count"] = int(headers["x-delivery-count"])
+        event.data["delivery_count"] = int(headers["x-delivery-count"])
     _append(event, 0)
     with _copies_lock:
-        _copies[token] = event["copy"]
+        _copies[token] = event.copy
         held[token] = request.id
         held_requests[token] = request
     return event
@@ -205,7 +147,7 @@ def events_requeued() -> int:
 
 def event_from_context(
     request, kind: str, *, data: dict | None = None, task_id: str | None = None
-) -> dict | None:
+) -> LabEvent | None:
     """From a task's request context (prerun, success, failure, retry, revoked, the guard)."""
     kwargs = getattr(request, "kwargs", None) or {}
     if "run" not in kwargs:
@@ -218,7 +160,7 @@ def event_from_context(
     return _emit_context(request, kind, token, task_id, data=data)
 
 
-def _emit_context(request, kind, token, task_id, *, data) -> dict:
+def _emit_context(request, kind, token, task_id, *, data) -> LabEvent:
     delivery = getattr(request, "delivery_info", None) or {}
     event = _base(
         kwargs=request.kwargs,
@@ -228,14 +170,14 @@ def _emit_context(request, kind, token, task_id, *, data) -> dict:
         redelivered=delivery.get("redelivered"),
         eta=getattr(request, "eta", None),
     )
-    event["data"] = data or {}
+    event.data = data or {}
     with _copies_lock:
         known = _copies.get(token, 0) if token else 0
     _append(event, known)
     with _copies_lock:
         if kind == Kind.RECEIVED and token:
-            _copies[token] = event["copy"]
-            held[token] = event["task_id"]
+            _copies[token] = event.copy
+            held[token] = event.task_id
         elif kind == Kind.STARTED and token:
             running.add(token)
         elif kind in SETTLING_KINDS and token:
@@ -246,7 +188,7 @@ def _emit_context(request, kind, token, task_id, *, data) -> dict:
     return event
 
 
-def event_from_task(task, kind: str, *, data: dict | None = None) -> dict | None:
+def event_from_task(task, kind: str, *, data: dict | None = None) -> LabEvent | None:
     return event_from_context(task.request, kind, data=data)
 
 

@@ -4,9 +4,8 @@ The partials of templates/lab/run.html draw the full page; a batch and a redraw,
 times a second in a burst, are built by run_html.py as the same HTML without the template
 engine (tests/lab/test_run_html.py holds the two equal).
 
-Event keys read (all optional but `kind` and `task_id`): seq, kind (models.Kind), task_id, copy (1 for the first delivery),
-worker, redelivered, at (epoch s), published_at (epoch s), run_started_at (epoch s), eta
-(epoch s), visibility_timeout (s), counts (the run's counters so far, as run_summary gives).
+Events are the dicts of labevent.LabEvent.as_dict (live from the log, or stored); a missing
+key draws as nothing there.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from typing import Any
 from django.template.loader import render_to_string
 
 from teachlab.lab import run_html
+from teachlab.lab.labevent import page_marks
 from teachlab.lab.models import Kind
 
 TEMPLATE = "lab/run.html"
@@ -33,10 +33,6 @@ OUTCOMES = {
 }
 # outcomes after which the task waits no more
 ENDED = set(OUTCOMES.values()) - {"running", "requeued"}
-
-
-def _kind(event: dict[str, Any]) -> str:
-    return str(event.get("kind") or event.get("event") or event.get("type") or "")
 
 
 def _num(value: Any, default: float | None = None) -> float | None:
@@ -57,50 +53,39 @@ def worker_short(hostname: str) -> str:
 
 
 def event_view(event: dict[str, Any]) -> dict[str, Any]:
-    """The fields the partials need, tolerant of missing ones (older stored events)."""
+    """The fields the partials need from an event dict (labevent.LabEvent.as_dict's)."""
     task_id = str(event.get("task_id") or "")
-    published = _num(event.get("published_at"))
-    at = _num(event.get("at"))
-    since = _num(event.get("since_publish"))
-    if since is None and at is not None and published is not None:
-        since = at - published
-    # The timeline's x axis is seconds since the run started.
-    t = _num(event.get("t"))
-    if t is None:
-        started = _num(event.get("run_started_at"))
-        if started is not None and at is not None:
-            t = at - started
-        else:
-            t = since
-    eta_t = _num(event.get("eta_t"))
-    if eta_t is None:
-        eta = _num(event.get("eta"))
-        started = _num(event.get("run_started_at"))
-        if eta is not None and started is not None:
-            eta_t = eta - started
-    kind = _kind(event)
+    t = _num(event.get("t"))  # the timeline's x axis: seconds since the run started
+    eta = _num(event.get("eta"))
+    started = _num(event.get("run_started_at"))
+    kind = str(event.get("kind") or "")
+    copy = int(_num(event.get("copy"), 1) or 1)
+    worker = str(event.get("worker") or "")
     return {
         "seq": event.get("seq"),
         "index": event.get("index"),
         "ran": t if kind == Kind.STARTED else None,
         "kind": kind,
-        "receipt": _kind(event) == Kind.RECEIVED,
+        "receipt": kind == Kind.RECEIVED,
         "task_id": task_id,
         "dom": dom_id(task_id),
-        "copy": int(_num(event.get("copy"), 1) or 1),
-        "lane": (int(_num(event.get("copy"), 1) or 1) - 1) % 3,
-        "worker": str(event.get("worker") or event.get("hostname") or ""),
-        "worker_short": worker_short(str(event.get("worker") or event.get("hostname") or "")),
+        "copy": copy,
+        "worker": worker,
+        "worker_short": worker_short(worker),
         "redelivered": bool(event.get("redelivered")),
-        "since": since,
-        "at": at,
+        "since": _num(event.get("since_publish")),
+        "at": _num(event.get("at")),
         "t": t,
-        "eta_t": eta_t,
-        "eta": _num(event.get("eta")),
+        "eta_t": eta - started if eta is not None and started is not None else None,
+        "eta": eta,
         "vt": _num(event.get("visibility_timeout")),
-        "outcome": OUTCOMES.get(_kind(event), ""),
-        "detail": str(event.get("detail") or event.get("error") or ""),
+        "outcome": OUTCOMES.get(kind, ""),
+        "marks": page_marks(event),
     }
+
+
+# What a copy takes from its `received` event's view.
+RECEIPT_VIEW = "task_id dom copy t vt worker redelivered since seq at index marks".split()
 
 
 @dataclass
@@ -121,6 +106,7 @@ class Copy:
     end: float | None = None
     index: int | None = None
     ran: float | None = None  # when its body started (seconds since the run was fired)
+    marks: tuple[tuple[str, str], ...] = ()  # data attributes of its row (labevent.page_marks)
 
     @property
     def worker_short(self) -> str:
@@ -129,31 +115,13 @@ class Copy:
     @classmethod
     def received(cls, v: dict[str, Any]) -> Copy:
         """A delivery as its `received` event's view shows it."""
-        return cls(
-            task_id=v["task_id"],
-            dom=v["dom"],
-            copy=v["copy"],
-            t=v["t"],
-            vt=v["vt"],
-            worker=v["worker"],
-            redelivered=v["redelivered"],
-            since=v["since"],
-            seq=v["seq"],
-            at=v["at"],
-            index=v["index"],
-        )
+        return cls(**{name: v[name] for name in RECEIPT_VIEW})
 
     @property
     def lane(self) -> int:
         """Copies of one task are drawn on three alternating tracks so they do not hide
         each other where they overlap."""
         return (self.copy - 1) % 3
-
-    @property
-    def window_end(self) -> float | None:
-        if self.t is None or self.vt is None:
-            return None
-        return self.t + self.vt
 
 
 @dataclass
@@ -229,10 +197,10 @@ class Picture:
 
 
 def picture_from(events: list[dict[str, Any]]) -> Picture:
-    pic = Picture()
+    picture = Picture()
     for event in events:
-        pic.add(event)
-    return pic
+        picture.add(event)
+    return picture
 
 
 DONE_TEXT = {
@@ -415,9 +383,11 @@ def render_redraw_events(
 ) -> str:
     """render_redraw_html from the events themselves: a picture of its own, so it can be
     drawn in a thread while the reader's picture goes on growing."""
-    picture = Picture()
-    for event in events:
-        picture.add(event)
     return render_redraw_html(
-        picture, counts=counts, prediction=prediction, done=done, last=last, events=events
+        picture_from(events),
+        counts=counts,
+        prediction=prediction,
+        done=done,
+        last=last,
+        events=events,
     )

@@ -95,7 +95,10 @@ class RunEvent(models.Model):
     at = models.FloatField()  # epoch seconds in the worker
     t = models.FloatField()  # seconds since the run was fired
     eta = models.FloatField(null=True, blank=True)  # epoch seconds the task is due
-    data = models.JSONField(default=dict, blank=True)
+    published_at = models.FloatField(null=True, blank=True)  # epoch seconds it was published
+    data = models.JSONField(default=dict, blank=True)  # what this kind of event says
+    # Event fields with no column of their own, by name (teachlab/lab/labevent.py, FIELDS).
+    extra = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "seq"]

@@ -20,7 +20,8 @@ from typing import Protocol
 from django.conf import settings
 
 from teachlab.dbasync import db_async
-from teachlab.lab.stream import DONE, entry_event, reset_key, seq_of, stream_key
+from teachlab.lab.labevent import DONE, seq_of
+from teachlab.lab.stream import entry_event, reset_key, stream_key
 
 log = logging.getLogger(__name__)
 

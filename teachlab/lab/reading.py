@@ -7,8 +7,8 @@ from collections import Counter
 
 from django.db.models import Count
 
-from teachlab.lab.events import counts_view
-from teachlab.lab.models import Kind, Run, RunEvent
+from teachlab.lab.labevent import counts_view, row_decode
+from teachlab.lab.models import Kind, Run
 
 # Ends of a delivery that `per_task` counts under their own names (finished is `executed`).
 ENDS_COUNTED = (Kind.SUPPRESSED, Kind.FAILED, Kind.REVOKED, Kind.REQUEUED)
@@ -23,32 +23,6 @@ def run_for_learner(run_id, learner) -> Run | None:
 
 def runs_for_learner(learner, *, limit: int = 50) -> list[Run]:
     return list(Run.objects.owned_by(learner).order_by("-created_at")[:limit])
-
-
-def _event_dict(row: RunEvent, run: Run, counts: dict) -> dict:
-    data = dict(row.data or {})
-    published = data.pop("published_at", None)
-    return {
-        "run": run.id,
-        "seq": row.seq,
-        "kind": row.kind,
-        "task_id": row.task_id,
-        "index": row.index,
-        "copy": row.copy,
-        "worker": row.worker,
-        "redelivered": row.redelivered,
-        "at": row.at,
-        "t": row.t,
-        "since_publish": round(row.at - published, 4) if published else row.t,
-        "eta": row.eta,
-        "published_at": published,
-        "run_started_at": run.fired_at,
-        "visibility_timeout": run.visibility_timeout,
-        "tasks": len(run.task_ids),
-        "prediction": run.prediction,
-        "counts": counts,
-        "data": data,
-    }
 
 
 def _tally(tally: Counter, kind: str, copy: int) -> None:
@@ -69,7 +43,7 @@ def run_events(run: Run, after_seq: int = 0) -> list[dict]:
     found = []
     for row in run.events.filter(seq__gt=after_seq).order_by("seq"):
         _tally(tally, row.kind, row.copy)
-        found.append(_event_dict(row, run, counts_view(tally, tasks)))
+        found.append(row_decode(row, run, counts_view(tally, tasks)).as_dict())
     return found
 
 
@@ -89,12 +63,13 @@ def _per_task(run: Run) -> dict[str, dict]:
         }
         for i, task_id in enumerate(run.task_ids)
     }
-    rows = run.events.order_by("seq").values_list("task_id", "kind", "at", "t", "eta", "data")
-    for task_id, kind, at, t, eta, data in rows:
+    rows = run.events.order_by("seq").values_list(
+        "task_id", "kind", "at", "t", "eta", "published_at"
+    )
+    for task_id, kind, at, t, eta, published in rows:
         row = per_task.get(task_id)
         if row is None:
             continue
-        published = (data or {}).get("published_at")
         since = round(at - published, 3) if published else round(t, 3)
         if row["due_t"] is None and eta is not None and published:
             row["due_t"] = round(eta - published, 3)

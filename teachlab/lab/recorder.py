@@ -18,8 +18,9 @@ import redis
 from django.conf import settings
 from django.db import IntegrityError, close_old_connections, transaction
 
+from teachlab.lab.labevent import LabEvent, RunDone, entry_decode, event_row
 from teachlab.lab.store import app_redis
-from teachlab.lab.stream import ACTIVE, DONE, GROUP, entry_event, stream_key
+from teachlab.lab.stream import ACTIVE, GROUP, stream_key
 
 log = logging.getLogger(__name__)
 BATCH = 2000  # entries per read; one transaction each
@@ -39,33 +40,12 @@ def consumer_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-def _row(event: dict):
-    from teachlab.lab.models import RunEvent
-
-    data = dict(event.get("data") or {})
-    data["published_at"] = event.get("published_at")
-    return RunEvent(
-        run_id=event["run"],
-        seq=event["seq"],
-        kind=event["kind"],
-        task_id=event["task_id"],
-        index=event["index"],
-        copy=event["copy"],
-        worker=event["worker"][:120],
-        redelivered=event["redelivered"],
-        at=event["at"],
-        t=event["t"],
-        eta=event["eta"],
-        data=data,
-    )
-
-
-def events_store(events: list[dict]) -> int:
-    """Store event dicts as rows; a row already there (same run and seq) is left alone.
-    Events of runs that no longer exist are dropped. Returns how many rows were offered."""
+def events_store(events: list[LabEvent | RunDone]) -> int:
+    """Store events as rows; a row already there (same run and seq) is left alone. Events of
+    runs that no longer exist are dropped. Returns how many rows were offered."""
     from teachlab.lab.models import Run, RunEvent
 
-    rows = [_row(e) for e in events if e.get("kind") != DONE]
+    rows = [event_row(e) for e in events if isinstance(e, LabEvent)]
     if not rows:
         return 0
     try:
@@ -115,7 +95,7 @@ class Recorder:
             run_id = key.rsplit(":", 1)[1]
             for entry_id, fields in entries:
                 if fields:  # a trimmed entry claimed later has no fields: nothing to store
-                    events.append(entry_event(run_id, entry_id, fields))
+                    events.append(entry_decode(run_id, entry_id, fields))
                 acks.setdefault(key, []).append(entry_id)
         if not events and not acks:
             return 0

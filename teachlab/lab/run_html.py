@@ -80,6 +80,11 @@ def outcome_cell(c, *, oob: bool = False, at: float | None = None) -> str:
     return f'<td id="out-{_e(c.dom)}-{_e(c.copy)}"{attrs} class="outcome {_e(outcome)}">{text}</td>'
 
 
+def _marks(marks) -> str:
+    """A copy's fields the run page writes as data attributes (labevent.Field.page)."""
+    return "".join(f' data-{_e(name)}="{_e(value)}"' for name, value in marks)
+
+
 def receipt_row(c) -> str:
     """#receipt_row: one delivery in the copies table."""
     again = c.redelivered
@@ -95,7 +100,7 @@ def receipt_row(c) -> str:
         received = ""
     return (
         f'<tr id="rc-{_e(c.dom)}-{_e(c.copy)}" data-seq="{_e(c.seq)}"'
-        f' data-at="{_fmt(c.at, ".4f")}" class="{"redelivered" if again else ""}">\n'
+        f' data-at="{_fmt(c.at, ".4f")}"{_marks(c.marks)} class="{"redelivered" if again else ""}">\n'
         f'  <td title="{_e(c.task_id)}">{task}</td>\n'
         f"  <td>{_e(c.copy)}{AGAIN_MARK if again else ''}</td>\n"
         f"  <td>{received}</td>\n"

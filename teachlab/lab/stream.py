@@ -18,6 +18,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
+from teachlab.lab.labevent import entry_decode
 from teachlab.lab.models import Kind
 from teachlab.lab.store import app_redis
 from teachlab.lab.wire import WireUnsupported, wire_call
@@ -28,7 +29,6 @@ KEY_TTL = 2 * 24 * 3600  # seconds a run's stream and counters live in Redis
 MAXLEN = 200_000
 ACTIVE = "lab:streams"  # run ids whose streams the recorder follows
 GROUP = "recorder"
-DONE = "done"  # the marker's kind; not an event kind (models.RunEvent.Kind)
 
 
 def stream_key(run_id: str) -> str:
@@ -170,65 +170,13 @@ def done_append(*, run_id: str, summary: dict) -> str:
     return script(keys=[stream_key(run_id)], args=[MAXLEN, text, KEY_TTL])
 
 
-# --- entries to event dicts -------------------------------------------------------------------
-
-
-def seq_of(entry_id: str) -> int:
-    return int(entry_id.partition("-")[0])
-
-
-def _float(value: str | None) -> float | None:
-    return float(value) if value not in (None, "") else None
-
-
-def counts_parse(text: str | None) -> dict[str, int]:
-    """The counters as an entry carries them, "kind=n,...": parts that are not pairs are
-    skipped, a count that is not a number raises."""
-    raw: dict[str, int] = {}
-    if not text:
-        return raw
-    for part in text.split(","):
-        key, sep, value = part.partition("=")
-        if sep:
-            raw[key] = int(value)
-    return raw
+# --- entries to event dicts (the codec: labevent.py) ------------------------------------------
 
 
 def entry_event(run_id: str, entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
-    """One stream entry as the event dict every screen and the recorder use (docs/reference/lab.md,
-    "The event dict"). The done marker gives {"kind": "done", "summary": ...}."""
-    from teachlab.lab.events import counts_view
-
-    kind = fields.get("k", "")
-    if kind == DONE:
-        return {"run": run_id, "id": entry_id, "kind": DONE, "summary": json.loads(fields["s"])}
-    at = float(fields["a"])
-    fired = float(fields.get("f") or at)
-    published = _float(fields.get("p")) or fired
-    tasks = int(fields.get("n_tasks") or 1)
-    prediction = fields.get("pr")
-    return {
-        "run": run_id,
-        "id": entry_id,
-        "seq": seq_of(entry_id),
-        "kind": kind,
-        "task_id": fields.get("ti", ""),
-        "index": int(fields.get("i") or 0),
-        "copy": int(fields.get("c") or 1),
-        "worker": fields.get("w", ""),
-        "redelivered": fields.get("r") == "1",
-        "at": at,
-        "t": round(at - fired, 4),
-        "since_publish": round(at - published, 4),
-        "eta": _float(fields.get("e")),
-        "published_at": published,
-        "run_started_at": fired,
-        "visibility_timeout": _float(fields.get("v")),
-        "tasks": tasks,
-        "prediction": int(prediction) if prediction not in (None, "") else None,
-        "counts": counts_view(counts_parse(fields.get("n")), tasks),
-        "data": json.loads(fields["d"]) if fields.get("d") else {},
-    }
+    """One stream entry as the event dict every screen uses (docs/reference/lab.md, "The event
+    dict"). The done marker gives {"kind": "done", "summary": ...}."""
+    return entry_decode(run_id, entry_id, fields).as_dict()
 
 
 def stream_read(run_id: str, *, after: str = "0-0", count: int = 1000, block: int | None = None):

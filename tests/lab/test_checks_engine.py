@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from teachlab.lab.events import counts_view
 from teachlab.lab.experiments.checks import (
     COUNTED,
     RUN_METRICS,
@@ -28,6 +27,7 @@ from teachlab.lab.experiments.checks import (
 )
 from teachlab.lab.experiments.checks import _describe_values as describe_values
 from teachlab.lab.experiments.checks import _fmt as check_fmt
+from teachlab.lab.labevent import counts_view
 
 
 def _copy(task: str, received: float, started: float | None, *, worker="w1", redelivered=False):

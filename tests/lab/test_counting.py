@@ -12,17 +12,15 @@ import pytest
 from django.conf import settings
 
 from teachlab.lab import reseed, stream
-from teachlab.lab.events import counts_view
+from teachlab.lab.labevent import counts_parse, counts_view, seq_of
 from teachlab.lab.store import app_redis
 from teachlab.lab.stream import (
     ACTIVE,
     KEY_TTL,
-    counts_parse,
     done_append,
     entry_append,
     entry_event,
     log_open,
-    seq_of,
     stream_key,
     stream_read,
 )

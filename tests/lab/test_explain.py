@@ -69,7 +69,7 @@ def _stored_run(learner, *, lane="redis-short", vt=10.0, params, copies: list[li
                     at=fired + at,
                     t=at,
                     eta=fired + due[i],
-                    data={"published_at": fired},
+                    published_at=fired,
                 )
     return run
 

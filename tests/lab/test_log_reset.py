@@ -11,6 +11,7 @@ import time
 import pytest
 
 from lessons.models import Learner
+from teachlab.lab.labevent import LabEvent
 from teachlab.lab.models import Run
 from teachlab.lab.recorder import events_store
 from teachlab.lab.store import app_redis
@@ -47,7 +48,8 @@ def test_after_redis_lost_a_runs_log_new_events_carry_on_after_the_stored_ones()
     assert _append(run, "received", "task-a") == (1, 1)
     assert _append(run, "received", "task-a") == (2, 2)  # a redelivered copy
     assert _append(run, "received", "task-b") == (3, 1)
-    events_store(stream_read(run.id))  # what the recorder stored before Redis went
+    # what the recorder stored before Redis went
+    events_store([LabEvent.from_dict(e) for e in stream_read(run.id)])
     _redis_loses(run)
 
     assert _append(run, "started", "task-a", copy=2) == (4, 2)

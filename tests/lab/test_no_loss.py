@@ -96,8 +96,9 @@ def _stored(run_id: str) -> dict:
 
 def _stream_entries(run_id: str) -> dict[int, str]:
     """seq -> kind of every event entry in the run's log (the done marker excluded)."""
+    from teachlab.lab.labevent import DONE, seq_of
     from teachlab.lab.store import app_redis
-    from teachlab.lab.stream import DONE, seq_of, stream_key
+    from teachlab.lab.stream import stream_key
 
     entries = app_redis().xrange(stream_key(run_id))
     return {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Learner
-from teachlab.lab.events import counts_view
+from teachlab.lab.labevent import counts_view
 from teachlab.lab.models import Run, RunEvent
 from teachlab.lab.reading import run_events, run_summary
 

@@ -53,6 +53,8 @@ def events(draw) -> dict[str, Any]:
         "worker": draw(st.sampled_from(WORKERS)),
         "redelivered": draw(st.booleans()),
         "at": None if at is None else started + at,
+        "t": at,  # the worker sends both (labevent.event_new)
+        "since_publish": at,
         "run_started_at": draw(st.sampled_from([started, None])),
         "published_at": started,
         "eta": draw(st.one_of(st.none(), st.just(started + 30.0), TIMES)),
@@ -141,6 +143,8 @@ def test_a_batch_frame_holds_each_change_once_in_its_container():
         {**base, "seq": 5, "kind": "finished", "task_id": "a", "index": 0, "copy": 1,
          "worker": "w1@h", "at": 1030.2, "eta": 1030.0, "counts": counts},
     ]  # fmt: skip
+    for event in (earlier, *batch):  # the times the worker sends with each event
+        event["t"] = event["since_publish"] = round(event["at"] - 1000.0, 4)
     frame = render_batch_html(batch, last="5-0", picture=_picture([earlier, *batch]))
     assert frame.count('<tr id="rc-b-1"') == 1 and frame.count('<tr id="rc-a-2"') == 1
     assert frame.count('id="out-a-1" hx-swap-oob="true" data-at="1030.2000"') == 1

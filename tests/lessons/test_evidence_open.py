@@ -58,7 +58,8 @@ def test_no_measurement_note_on_any_question_page_is_left_unlinked(client):
         for number in re.findall(r'<a href="/evidence/notes/(\d+)/">measurement note', evidence):
             linked += 1
             assert client.get(f"/evidence/notes/{number}/").status_code == 200, number
-    assert linked >= 20, "the lessons cite notes about 20 times"
+    # Round 6 of issue 25 moved note 7's citations to RabbitMQ source, leaving 18.
+    assert linked >= 15, "the lessons cite notes about 18 times"
 
 
 def test_a_measurement_note_shows_its_figures_versions_and_what_it_backs(client):

@@ -19,7 +19,10 @@ BASE_DIR = Path(__file__).resolve().parents[3]
 LOCKS = Path(__file__).resolve().parent / "locks"
 # series -> the pair's own requirements; None: the project's own (requirements.txt as it is)
 PAIRS: dict[str, list[str] | None] = {
+    "5.3": ["celery[redis]==5.3.6", "kombu==5.3.7"],
+    "5.4": ["celery[redis]==5.4.0", "kombu==5.4.2"],
     "5.5": ["celery[redis]==5.5.3", "kombu==5.5.4"],
+    "5.6": ["celery[redis]==5.6.3", "kombu==5.6.2"],
     "5.7": None,
 }
 SWAPPED = re.compile(r"^(celery|kombu|redis)(\[.*\])?==", re.IGNORECASE)

@@ -116,9 +116,10 @@ class Command(BaseCommand):
     def _follow(self, run, *, emit, receipts_only: bool, stop_at: float, settle: bool = True):
         """Hand the run's events from its log to `emit` as they come, until its end marker
         (True) or `stop_at` (False). Settles the run itself too, in case no monitor runs."""
+        from teachlab.lab.labevent import DONE
         from teachlab.lab.models import Kind
         from teachlab.lab.settle import run_settle
-        from teachlab.lab.stream import DONE, stream_read
+        from teachlab.lab.stream import stream_read
 
         last, next_settle = "0-0", 0.0
         while time.time() < stop_at:
