@@ -9,6 +9,7 @@ In a lesson file (`evidence` is a list; each item has exactly one of these keys)
         checks: [receipts, running_at_once]    # ... and the checks of it that show the claim
       - measured: 3                            # item 3 of lessons/measurements.md (measured here)
       - seed: 002_eff311edd8116a33.txt         # a file in ../shared/seeds/, named in seed_cases.yaml
+        passage: "Each hour of waiting adds one more copy."   # its words that back this, < 10
       - source: {package: kombu, versions: ">=5.7,<5.8",
                  module: kombu.transport.redis, function: QoS.restore_visible,
                  shows: "ceil = time() - self.visibility_timeout"}   # text in that function
@@ -29,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar
 
@@ -83,6 +85,30 @@ def _products(versions: dict[str, str] | None) -> dict[str, str] | None:
 
 
 QUOTE_MAX_WORDS = 30
+# A seed's passage stays under ten words: the seeds' facts are ours, their sentences are not
+# (no run of ten words copied), so a case study quotes only the few words that back a claim.
+PASSAGE_MAX_WORDS = 9
+_QUOTE_MARKS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def words_normal(text: str) -> str:
+    """Text as a passage is matched: one space between words, straight quote marks."""
+    return " ".join(text.translate(_QUOTE_MARKS).split())
+
+
+@lru_cache(maxsize=16)
+def _seed_text(path: str, stamp: int) -> str:
+    return words_normal(Path(path).read_text(encoding="utf-8", errors="replace"))
+
+
+def seed_says(seed: str, passage: str) -> bool:
+    """Whether the seed file has `passage`, word for word (spacing and quote marks aside)."""
+    path = seeds_dir() / seed
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return False
+    return words_normal(passage) in _seed_text(str(path), stamp)
 
 
 class SourceRef(YamlModel):
@@ -137,6 +163,7 @@ class EvidenceModel(YamlModel):
     checks: list[Text] | None = None
     measured: int | None = None
     seed: Text | None = None
+    passage: Text | None = None
     source: SourceRef | None = None
     docs: DocRef | None = None
 
@@ -186,6 +213,34 @@ class EvidenceModel(YamlModel):
                 "(give it a title and a summary there)",
             )
         return name
+
+    @model_validator(mode="after")
+    def _seed_passage(self, info: ValidationInfo) -> EvidenceModel:
+        """A seed is cited with the passage of it that backs the claim, checked against the
+        file where the seeds folder is here."""
+        if self.passage is not None and self.seed is None:
+            raise refusal("passage", "`passage` belongs to a `seed` reference")
+        if self.seed is None:
+            return self
+        if self.passage is None:
+            raise refusal(
+                "seed",
+                f"give the `passage` of {self.seed} that backs this: its own words, "
+                f"at most {PASSAGE_MAX_WORDS}",
+            )
+        words = len(self.passage.split())
+        if words > PASSAGE_MAX_WORDS:
+            raise refusal(
+                "passage",
+                f"{words} words; quote at most {PASSAGE_MAX_WORDS} (a seed's sentences are not "
+                "ours to copy)",
+            )
+        known = (info.context or {}).get("seeds")
+        if known is not None and self.seed in known and not seed_says(self.seed, self.passage):
+            raise refusal(
+                "passage", f"{self.passage!r} is not in {self.seed}: quote it word for word"
+            )
+        return self
 
     @field_validator("measured")
     @classmethod
@@ -364,7 +419,7 @@ class Evidence:
     detail: tuple[tuple[str, str], ...] = ()
     shows: tuple[str, ...] = ()  # source: the lines the function must contain
     checks: tuple[str, ...] = ()  # experiment: the ids of the checks that show the claim
-    quote: str | None = None  # docs: verbatim, at most 30 words
+    quote: str | None = None  # docs: verbatim, at most 30 words; seed: its passage, at most 9
     read: str | None = None  # docs: when the page was read (ISO date)
     version: str | None = None  # docs: the product version the page documents
 
@@ -407,7 +462,9 @@ def evidence_from_model(item: EvidenceModel) -> Evidence:
             detail=(("item", str(item.measured)),),
         )
     if item.seed is not None:
-        return Evidence("seed", f"seed document {item.seed}", detail=(("seed", item.seed),))
+        return Evidence(
+            "seed", f"seed document {item.seed}", detail=(("seed", item.seed),), quote=item.passage
+        )
     if item.source is not None:
         s = item.source
         return Evidence(

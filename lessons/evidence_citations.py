@@ -5,7 +5,7 @@ evidence leads back to the lesson as the lesson leads to it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lessons.catalog import all_questions
 from lessons.lesson import Evidence, Question
@@ -20,6 +20,7 @@ class Citation:
     kind: str  # "key point" or "claim"
     text: str
     evidence: tuple[Evidence, ...]
+    passage: str = ""  # on a case study: the seed's few words that back it
 
 
 def citations(cites: Callable[[Evidence], bool]) -> list[Citation]:
@@ -43,7 +44,12 @@ def citing_note(number: int) -> list[Citation]:
 
 
 def citing_seed(seed: str) -> list[Citation]:
-    return citations(lambda e: e.kind == "seed" and detail_of(e, "seed") == seed)
+    """What cites the seed, each with the passage of it that the citation quotes."""
+    found = citations(lambda e: e.kind == "seed" and detail_of(e, "seed") == seed)
+    return [
+        replace(c, passage=next(e.quote for e in c.evidence if detail_of(e, "seed") == seed) or "")
+        for c in found
+    ]
 
 
 def citing_source(module: str, function: str) -> list[Citation]:

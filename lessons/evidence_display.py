@@ -50,6 +50,7 @@ class EvidenceRow:
     external: bool = False
     checks: tuple[CheckRow, ...] = ()  # experiment: the cited checks
     note_href: str | None = None  # measured: the note's own page, linked from `note`
+    passage: str = ""  # seed: the case's own few words that back the claim
 
 
 NOT_RUN = "not run yet on this server"
@@ -167,12 +168,13 @@ def evidence_row(
         cases = seed_cases()
         case = cases.by_seed.get(seed) if cases is not None else None
         if case is None:  # a lesson folder without a case for it: the file name, unlinked
-            return EvidenceRow("seed", "Seed document", code=(seed,))
+            return EvidenceRow("seed", "Seed document", code=(seed,), passage=evidence.quote or "")
         return EvidenceRow(
             "seed",
             "Case study",
             title=case.title,
             href=reverse("lessons:evidence_case", args=[case.slug]),
+            passage=evidence.quote or "",
         )
     if evidence.kind == "source":
         module, function = detail.get("module", ""), detail.get("function", "")

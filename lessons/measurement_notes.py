@@ -1,6 +1,7 @@
 """The measurement notes (lessons/measurements.md) as records a page can show: each numbered item
-is a note, its bold opening its headline; the paragraph above the list says where and on which
-versions they were measured, which every note's page repeats. Read again when the file changes.
+is a note, its bold opening its headline, and its `Command:` line, where it has one, the command
+that was run; the paragraph above the list says where and on which versions they were measured,
+which every note's page repeats. Read again when the file changes.
 """
 
 from __future__ import annotations
@@ -15,17 +16,20 @@ from lessons.evidence import facts_file
 HEADLINE_MAX = 140
 _ITEM = re.compile(r"^(\d+)\.\s+(.+?)(?=^\d+\.\s|^#|\Z)", re.M | re.S)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+_COMMAND = re.compile(r"^\s*Commands?:\s*(.+)$", re.I)
 
 
 @dataclass(frozen=True)
 class MeasurementNote:
     """`headline` is plain text (for a title or a row); `body` the whole item in Markdown,
-    with the figures; `setting` the Markdown paragraph naming the stack, versions and date."""
+    with the figures; `setting` the Markdown paragraph naming the stack, versions and date;
+    `command` the Markdown of what was run, "" where the note does not record it."""
 
     number: int
     headline: str
     body: str
     setting: str
+    command: str = ""
 
 
 def _headline(text: str) -> str:
@@ -56,10 +60,15 @@ def _notes(path: str, stamp: int) -> dict[int, MeasurementNote]:
     for match in _ITEM.finditer(text):
         # Continuation lines are indented under the number; a blank line ends the item.
         item = re.split(r"\n\s*\n", match.group(2), maxsplit=1)[0]
-        joined = " ".join(item.split())
+        # A `Command:` line and the lines after it are the command, the lines before the note.
+        lines = item.splitlines()
+        at = next((i for i, line in enumerate(lines) if _COMMAND.match(line)), len(lines))
+        command = " ".join(_COMMAND.sub(r"\1", " ".join(lines[at:])).split())
+        joined = " ".join(" ".join(lines[:at]).split())
         number = int(match.group(1))
         found.setdefault(
-            number, MeasurementNote(number, _plain(_headline(joined)), joined, setting)
+            number,
+            MeasurementNote(number, _plain(_headline(joined)), joined, setting, command),
         )
     return found
 

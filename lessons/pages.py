@@ -9,7 +9,7 @@ from django.utils.safestring import SafeString
 
 from lessons.evidence_display import checked_against_shown
 from lessons.last_runs import cited_last_runs
-from lessons.lesson import CodeSample, Question
+from lessons.lesson import Claim, CodeSample, Question
 from lessons.rendering import highlight_code, render_inline_markdown, render_markdown
 from lessons.schema import LEVELS, TIER_SECONDS, TIERS
 
@@ -37,6 +37,7 @@ class TierView:
     url: str
     html: str
     samples: list[SampleView]
+    claims: list[Claim]  # what a candidate might say at this tier, each under #claim-<id>
 
 
 def marked_blocks(question: Question) -> dict[str, SafeString]:
@@ -75,6 +76,7 @@ def tier_view(
             )
             for s in question.samples_for(name)
         ],
+        claims=[c for c in question.claims if c.tier == name],
     )
 
 
@@ -139,7 +141,7 @@ def question_context(question: Question, *, revealed_upto: str | None) -> dict:
             {"point": point, "html": marked[f"key-point-{i}"]}
             for i, point in enumerate(question.key_points)
         ],
-        "lab_last_runs": cited_last_runs(question.key_points),
+        "lab_last_runs": cited_last_runs([*question.key_points, *question.claims]),
         "checked_against": checked_against_shown(question.checked_against),
         "go_deeper": [{"level": level, "html": marked[f"go-deeper-{level}"]} for level in LEVELS],
         "followups": [

@@ -1,6 +1,7 @@
 """What search looks through: the content as plain-text entries in the database, one per
 question, answer tier, claim, lab experiment and glossary term, each with the link that opens
-it (a tier or claim opens its question at that tier, revealed: the tier permalink).
+it (a tier or claim opens its question at that tier, revealed: the tier permalink, at the
+tier's heading or at the claim among the tier's claims).
 
 The entries are made from the same loaded content the pages show, and kept under a fingerprint
 of that content (the corpus): `synclessons` fills them, and the first search after an edit
@@ -48,6 +49,11 @@ def tier_url(slug: str, tier: str) -> str:
     return reverse("lessons:tier", args=[slug, tier]) + f"#tier-{tier}"
 
 
+def claim_url(claim) -> str:
+    """The tier permalink at the claim itself, in the tier's list of claims."""
+    return reverse("lessons:tier", args=[claim.question_slug, claim.tier]) + f"#claim-{claim.id}"
+
+
 def question_entries(question) -> list[Entry]:
     q, slug = question, question.slug
     prose = [q.prompt, *(p.text for p in q.key_points)]
@@ -84,7 +90,7 @@ def question_entries(question) -> list[Entry]:
                 plain(claim.text),
                 f"A claim that {verdict}, in the {claim.tier} answer of “{q.title}”",
                 " ".join(plain(text) for text in (claim.why, claim.truth or "")),
-                tier_url(slug, claim.tier),
+                claim_url(claim),
             )
         )
     return entries

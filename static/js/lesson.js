@@ -123,9 +123,18 @@
   });
 })();
 
-// A tier permalink opens with that tier in view.
+// A tier permalink opens with that tier in view, or with the claim its #claim-<id> names (a
+// search result) open and in view.
 (function () {
   const match = window.location.pathname.match(/\/q\/[^/]+\/(basics|solid|senior)\/$/);
+  const hash = decodeURIComponent(window.location.hash.slice(1));
+  const claim = hash.startsWith("claim-") && document.getElementById(hash);
+  if (claim) {
+    const list = claim.closest("details");
+    if (list) list.open = true;
+    claim.scrollIntoView({ block: "start" });
+    return;
+  }
   const tier = match && document.getElementById("tier-" + match[1]);
   if (tier) tier.scrollIntoView({ block: "start" });
 })();

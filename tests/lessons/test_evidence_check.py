@@ -133,6 +133,24 @@ def _first_claim_with(text: str, evidence: str, extra: str = "") -> str:
             "`checks` belongs to an `experiment` reference",
         ),
         (
+            "    evidence: [{seed: 000_c89bb4ffd467a515.txt}]\n",
+            "give the `passage` of 000_c89bb4ffd467a515.txt that backs this",
+        ),
+        (
+            "    evidence: [{seed: 000_c89bb4ffd467a515.txt, passage: 'no such words'}]\n",
+            "'no such words' is not in 000_c89bb4ffd467a515.txt: quote it word for word",
+        ),
+        (
+            "    evidence: [{seed: 000_c89bb4ffd467a515.txt, passage: '"
+            + " ".join(["facts"] * 10)
+            + "'}]\n",
+            "10 words; quote at most 9",
+        ),
+        (
+            "    evidence: [{measured: 1, passage: facts}]\n",
+            "`passage` belongs to a `seed` reference",
+        ),
+        (
             "    evidence: [{docs: {title: T, version: Redis 7.0, quote: '"
             + " ".join(["word"] * 31)
             + "', read: 2026-12-05}}]\n",
@@ -152,6 +170,10 @@ def _first_claim_with(text: str, evidence: str, extra: str = "") -> str:
         "no-checks",
         "unknown-check",
         "checks-on-a-seed",
+        "seed-without-passage",
+        "passage-not-in-the-seed",
+        "passage-of-ten-words",
+        "passage-without-a-seed",
         "long-quote",
         "no-read-date",
         "no-shows",
@@ -161,7 +183,7 @@ def test_each_evidence_reference_without_what_shows_the_claim_is_refused(
     tmp_path, settings, evidence, message
 ):
     settings.SEEDS_DIR = tmp_path / "seeds"
-    write(settings.SEEDS_DIR, "000_c89bb4ffd467a515.txt", "facts")
+    write(settings.SEEDS_DIR, "000_c89bb4ffd467a515.txt", " ".join(["facts"] * 12))
     text = _first_claim_with(good_text(), evidence)
     path = write(tmp_path / "lessons", GOOD.name, text)
 

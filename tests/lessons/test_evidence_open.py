@@ -5,13 +5,15 @@ source of that function with the cited lines marked; every other id or path is a
 from __future__ import annotations
 
 import re
+from html import unescape
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from lessons.catalog import all_questions
-from lessons.evidence_citations import detail_of
+from lessons.evidence import seed_says, seeds_dir
+from lessons.evidence_citations import citing_seed, detail_of
 from lessons.source_view import module_file
 from tests.lessons.lessonfiles import write
 
@@ -72,6 +74,34 @@ def test_a_measurement_note_shows_its_figures_versions_and_what_it_backs(client)
     assert f'href="{PAYOUTS}"' in html  # what it backs
 
 
+def test_a_measurement_note_shows_the_command_run_or_says_it_was_not_recorded(client):
+    recorded = client.get("/evidence/notes/15/").content.decode()
+    command = recorded[recorded.index('id="command-heading"') :]
+    assert "<code>CONFIG SET maxmemory 1</code>" in command.split("</section>")[0]
+    assert "Commands:" not in recorded, "the line's label is the heading, not body text"
+
+    unrecorded = client.get("/evidence/notes/4/").content.decode()
+    command = unrecorded[unrecorded.index('id="command-heading"') :].split("</section>")[0]
+    assert "Not recorded" in command
+
+
+def test_a_command_line_in_the_notes_is_the_command_and_the_rest_the_note(settings, tmp_path):
+    from lessons.measurement_notes import measurement_notes
+
+    path = write(
+        tmp_path,
+        "notes.md",
+        "# Notes\n\nOn a test stack.\n\n1. **Seen once.** At 3 s.\n"
+        "   Command: `lab run --count 1`, then\n   `lab tail`\n2. **Seen twice.** At 4 s.\n",
+    )
+    notes = measurement_notes(path)
+    assert (notes[1].body, notes[1].command) == (
+        "**Seen once.** At 3 s.",
+        "`lab run --count 1`, then `lab tail`",
+    )
+    assert notes[2].command == ""
+
+
 @pytest.mark.parametrize(
     "path", ["/evidence/notes/99/", "/evidence/notes/0/", "/evidence/notes/x/"]
 )
@@ -105,6 +135,34 @@ def test_a_case_study_has_a_title_a_summary_and_the_claims_it_backs(client):
     if seed.exists():
         first = seed.read_text(encoding="utf-8").splitlines()[2]
         assert first and first not in html
+
+
+def test_a_case_study_quotes_the_few_words_of_the_seed_that_back_each_claim(client):
+    seed = "002_eff311edd8116a33.txt"
+    html = client.get("/evidence/cases/1800-summaries-5913-api-calls/").content.decode()
+    passages = [
+        unescape(p) for p in re.findall(r'<p class="cited-passage">.*?“(.*?)”</p>', html, re.S)
+    ]
+    assert len(passages) == len(citing_seed(seed)) >= 10
+    assert "Each hour of waiting adds one more copy." in passages
+    assert all(0 < len(p.split()) < 10 for p in passages), "never ten words of a seed"
+
+
+def test_how_we_know_gives_the_case_study_with_its_passage(client):
+    evidence = _how_we_know(client.get(PAYOUTS).content.decode())
+    shown = re.findall(
+        r'Payout timeouts at 12 hours</a>\s*<span class="evidence-passage">: “([^”]+)”</span>',
+        evidence,
+    )
+    assert "far-future payout as a row with a due time" in shown
+
+
+def test_every_seed_passage_is_in_its_seed_word_for_word():
+    cited = _cited("seed")
+    assert cited and all(e.quote for e in cited)
+    if not seeds_dir().is_dir():
+        pytest.skip("the seeds folder is not beside the checkout")
+    assert [e.quote for e in cited if not seed_says(detail_of(e, "seed"), e.quote)] == []
 
 
 def test_every_cited_seed_has_a_case_study_page(client):

@@ -45,6 +45,7 @@ RICH_POINT = """  - point: Point one
         checks: [receipts]
       - measured: 1
       - seed: 002_fixture-seed.txt
+        passage: a seed
       - source: {package: kombu, versions: ">=5.7,<5.8", module: kombu.transport.redis,
                  function: QoS.restore_visible, shows: "ceil = time() - self.visibility_timeout"}
       - docs: {title: "Consumer timeouts <b>guide</b>", version: RabbitMQ 4.2,
@@ -54,7 +55,7 @@ RICH_POINT = """  - point: Point one
 RICH_CLAIM = """    truth: The true statement behind wrong claim 5 of quiz-alpha.
     tier: senior
     versions: {celery: ">=5.5"}
-    evidence: [{seed: 002_fixture-seed.txt}, {experiment: countdown-beyond-timeout, checks: [receipts]}]
+    evidence: [{seed: 002_fixture-seed.txt, passage: a seed}, {experiment: countdown-beyond-timeout, checks: [receipts]}]
 """
 
 

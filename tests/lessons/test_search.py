@@ -1,7 +1,8 @@
 """Search over the content with the database's own full-text index (PostgreSQL's text search,
-SQLite's FTS5): every kind of entry is found and links to where it is shown, a tier or claim
-at its tier's permalink and anchor; whatever is typed, including FTS syntax, gets results or a
-message and never an error; the index follows the content; the header's box is on every page.
+SQLite's FTS5): every kind of entry is found and links to where it is shown, a tier at its
+permalink and heading, a claim at its tier's permalink and its own anchor; whatever is typed,
+including FTS syntax, gets results or a message and never an error; the index follows the
+content; the header's box is on every page.
 This file is in scripts/test's SQLite smoke subset, so both databases run it."""
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tests.lessons.lessonfiles import FIXTURES
 
 pytestmark = pytest.mark.django_db
 TIER_LINK = re.compile(r"^/q/([\w-]+)/(basics|solid|senior)/#tier-\2$")
+CLAIM_LINK = re.compile(r"^/q/([\w-]+)/(basics|solid|senior)/#claim-[\w-]+$")
 
 
 def test_prefetch_finds_a_tier_that_explains_it_linked_at_that_tier():
@@ -41,19 +43,22 @@ def test_each_kind_of_content_is_found_and_links_to_where_it_is_shown():
         kinds.setdefault(hit.kind, hit.url)  # the best of each kind
     assert kinds["term"] == "/glossary/#prefetch"
     assert kinds["experiment"] == "/lab/experiments/quorum-direct-prefetch/"
-    assert TIER_LINK.match(kinds["claim"]), kinds["claim"]
+    assert CLAIM_LINK.match(kinds["claim"]), kinds["claim"]
 
     question = all_questions()[0]
     found = {h.url: h for h in search(question.title).hits}
     assert found[f"/q/{question.slug}/"].kind == "question"
 
 
-def test_a_claim_opens_its_question_at_the_tier_it_belongs_to():
+def test_a_claim_opens_its_question_at_the_tier_it_belongs_to_at_the_claim(client):
     question = all_questions()[0]
     claim = question.claims_cost[0]
     hits = search(" ".join(claim.text.split()[:8])).hits
     hit = next(h for h in hits if h.kind == "claim" and question.title in h.belongs_to)
-    assert hit.url == f"/q/{question.slug}/{claim.tier}/#tier-{claim.tier}"
+    assert hit.url == f"/q/{question.slug}/{claim.tier}/#claim-{claim.id}"
+    page = client.get(hit.url.split("#")[0]).content.decode()
+    shown = page[page.index(f'id="claim-{claim.id}"') :]
+    assert shown.index("It costs you the question.") < shown.index("</li>")
 
 
 def test_words_are_stemmed_by_the_database():
@@ -104,7 +109,8 @@ SYNTAX = ['"', "*", "NEAR", "AND", "OR", "NOT", "(", ")", ":", "^", "-", "+", "{
 def test_any_text_gets_hits_or_a_message_from_the_database(typed):
     outcome = search(typed)  # an FTS5 or tsquery syntax error would raise here
     assert bool(outcome.message) != bool(outcome.words)
-    assert all(TIER_LINK.match(h.url) for h in outcome.hits if h.kind in {"tier", "claim"})
+    assert all(TIER_LINK.match(h.url) for h in outcome.hits if h.kind == "tier")
+    assert all(CLAIM_LINK.match(h.url) for h in outcome.hits if h.kind == "claim")
 
 
 def test_prefetch_with_operators_finds_what_prefetch_finds():

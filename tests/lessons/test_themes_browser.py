@@ -1,6 +1,7 @@
 """Dark mode in Chromium: the system's preference is followed, the switch repaints at once and
 its choice outlives a reload, the page is right without any script (so no flash of the wrong
-theme), and axe-core finds nothing serious, colour contrast included, in either theme."""
+theme), and axe-core finds nothing serious, colour contrast included, in either theme, on a
+desktop and on a phone."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from playwright.sync_api import expect
 
 from lessons.catalog import all_questions
 from tests.lessons.test_accessibility import open_everything, serious_violations
+from tests.lessons.test_course_browser import SCREENS  # a 1366x900 laptop and a 390x844 phone
 
 pytestmark = pytest.mark.browser
 
@@ -38,21 +40,25 @@ def choose(page, theme: str) -> int:
 
 
 def main_pages(page, base: str) -> list[str]:
-    """Home, a question with every tier, the lab, the glossary, the quiz and one attempt of
-    it, the workshop's join page and the evidence pages."""
+    """Home, a question with every tier, the lab, its experiments and run history, the
+    glossary, search, the quiz and one attempt of it, review and progress, sign-in, the
+    workshop's join page and the evidence pages (a run's own page needs workers: the lab's
+    browser tests scan it)."""
     slug = all_questions()[0].slug
     page.goto(f"{base}/quiz/")
     page.get_by_role("button", name=re.compile("^Quiz me on")).first.click()
     expect(page).to_have_url(re.compile(r"/quiz/a/\d+/$"))
     attempt = page.url.removeprefix(base)
     pages = ["/", f"/q/{slug}/senior/", "/lab/", "/glossary/", "/search/?q=prefetch", "/quiz/"]
-    pages += [attempt, "/workshop/join/"]
+    pages += [attempt, "/review/", "/progress/", "/accounts/login/", "/workshop/join/"]
+    pages += ["/lab/experiments/", "/lab/experiments/countdown-beyond-timeout/", "/lab/runs/"]
     return pages + [f"/evidence/{kind}/" for kind in EVIDENCE]
 
 
+@pytest.mark.parametrize("screen", list(SCREENS))
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_main_pages_scan_clean_in_the_system_theme(browser, live_server_url, scheme):
-    context = browser.new_context(viewport={"width": 1366, "height": 900}, color_scheme=scheme)
+def test_main_pages_scan_clean_in_the_system_theme(browser, live_server_url, scheme, screen):
+    context = browser.new_context(color_scheme=scheme, **SCREENS[screen])
     page = context.new_page()
     found = {}
     try:
