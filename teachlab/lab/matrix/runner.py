@@ -313,7 +313,7 @@ def _combination_run(
         if not reason:
             runnable.append(experiment)
             continue
-        say(f"{experiment.slug}: skipped, {reason}")
+        say(f"{experiment.slug}: skipped, {reason.split(': ', 1)[0]}")  # the record has it all
         records.append(
             record_for(
                 experiment=experiment,
