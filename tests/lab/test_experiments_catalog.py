@@ -362,3 +362,32 @@ def test_the_memory_and_pause_steps_take_only_their_words():
     ):
         _, problems = validate(GOOD.replace("      - wait: 30\n", f"      - {step}\n"))
         assert any(words in p.message for p in problems), (step, problems)
+
+
+NEEDS = 'needs:\n  kombu: ">=5.7"\n  why: the 1 s sweep is a kombu 5.7 option\n'
+
+
+def test_needs_loads_its_ranges_and_why():
+    experiment, problems = validate(GOOD.replace("question:", NEEDS + "question:"))
+    assert problems == []
+    assert experiment.needs == {"kombu": ">=5.7", "why": "the 1 s sweep is a kombu 5.7 option"}
+    assert validate(GOOD)[0].needs == {}
+
+
+def test_a_bad_needs_range_a_missing_why_and_an_unknown_package_point_at_their_lines():
+    bad_range = NEEDS.replace('">=5.7"', '"five point seven"')
+    _, problems = validate(GOOD.replace("question:", bad_range + "question:"))
+    assert lines_of(problems) == [5]
+    assert "`needs.kombu` must be a version range like" in problems[0].message
+    no_why = 'needs:\n  celery: ">=5.5"\n'
+    _, problems = validate(GOOD.replace("question:", no_why + "question:"))
+    assert lines_of(problems) == [4]
+    assert "`needs` is missing `why`" in problems[0].message
+    other = 'needs:\n  redis: ">=6.2"\n  why: ZRANGE BYSCORE\n'
+    _, problems = validate(GOOD.replace("question:", other + "question:"))
+    assert lines_of(problems) == [5, 4]
+    assert "unknown field `redis`" in problems[0].message
+    assert "names none of celery, kombu" in problems[1].message
+    _, problems = validate(GOOD.replace("question:", "needs: kombu 5.7\nquestion:"))
+    assert lines_of(problems) == [4]
+    assert "`needs` must be a mapping" in problems[0].message

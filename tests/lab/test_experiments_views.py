@@ -244,3 +244,25 @@ def test_the_page_shows_where_lab_matrix_verified_the_experiment(client, setting
     assert "5.7.0" not in page  # a record of another version of the file is not shown
     settings.LAB_VERIFIED_DIR = str(tmp_path / "none")
     assert "Verified on" not in client.get(f"/lab/experiments/{slug}/").content.decode()
+
+
+def test_the_verified_table_shows_a_skip_with_its_whole_reason(client, settings, tmp_path):
+    import json
+
+    from teachlab.lab.matrix.records import experiment_digest
+
+    settings.LAB_VERIFIED_DIR = str(tmp_path)
+    slug = "countdown-beyond-timeout"
+    reason = "needs kombu >=5.7 (this one has 5.5.4): " + "older kombu sweeps slowly " * 10
+    record = {
+        "combination": {"celery": "5.5", "redis": "7.0"},
+        "versions": {"celery": "5.5.3", "kombu": "5.5.4", "redis-py": "5.2.1"},
+        "verdict": "skipped",
+        "reason": reason,
+        "at": "2026-12-05T12:00:00+00:00",
+        "digest": experiment_digest(slug),
+    }
+    (tmp_path / f"{slug}.json").write_text(json.dumps({"records": [record]}))
+    page = client.get(f"/lab/experiments/{slug}/").content.decode()
+    assert "5.5.3" in page and "7.0 (asked)" in page
+    assert f"skipped: {escape(reason)}" in page

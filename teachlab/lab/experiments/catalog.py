@@ -20,6 +20,7 @@ from lessons.loader import display_path
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
+from teachlab.lab.experiments.needs import range_problem
 from teachlab.lab.experiments.source import Located, YamlError, located_load
 from teachlab.lab.params import param_parse
 
@@ -55,6 +56,7 @@ class Experiment:
     checks: list[dict]
     explanation: str
     links: list[dict] = field(default_factory=list)
+    needs: dict = field(default_factory=dict)  # {"kombu": ">=5.7", "why": "..."}; {} for any
     path: str = ""
 
     def run_named(self, name: str) -> dict:
@@ -527,9 +529,27 @@ def experiment_validate(
             if lessons is not None and link.get("lesson") not in lessons:
                 c.problem((*lpath, "lesson"), f"no lesson with slug {link.get('lesson')!r}")
 
+    if "needs" in data:
+        _needs(c, data["needs"])
+
     if c.problems:
         return None, c.problems
     return _experiment(data, file, run_names), []
+
+
+def _needs(c: _Checker, needs: object) -> None:
+    """`needs: {kombu: ">=5.7", why: ...}`: at least one range, each well formed, and why."""
+    if not c.mapping(needs, ("needs",), schema.NEEDS_FIELDS, "`needs`"):
+        return
+    if "why" in needs:
+        c.text(needs["why"], ("needs", "why"), "`needs.why`")
+    named = [name for name in schema.NEEDS_PACKAGES if name in needs]
+    if not named:
+        c.problem(("needs",), f"`needs` names none of {', '.join(schema.NEEDS_PACKAGES)}")
+    for name in named:
+        problem = range_problem(needs[name])
+        if problem:
+            c.problem(("needs", name), f"`needs.{name}` {problem}")
 
 
 def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
@@ -580,6 +600,7 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
         checks=[with_run(check) for check in data["checks"]],
         explanation=data["explanation"],
         links=data.get("links") or [],
+        needs=dict(data.get("needs") or {}),
         path=file,
     )
 

@@ -20,6 +20,7 @@ FIELDS = {
     "checks": True,
     "explanation": True,
     "links": False,
+    "needs": False,
 }
 BACKS_FIELDS = {"lesson": True, "claims": True}
 PREDICTION_FIELDS = {
@@ -56,6 +57,12 @@ CONDITION_FIELDS = {"run": False, "what": True, "per": False, **{b: False for b 
 UNTIL_FIELDS = {**CONDITION_FIELDS, "within": True}
 BOUND_REF_FIELDS = {"run": True, "what": True, "times": False, "plus": False}
 LINK_FIELDS = {"lesson": True, "tier": True, "text": False}
+# `needs`: the releases the checks depend on, as version ranges of the workers' packages, and
+# why. `lab matrix` records a combination whose lock file pins a release outside a range as
+# `skipped`, with the why, and starts no workers for it. Use it where a setting the
+# experiment relies on does not exist in older releases (not to hide a behaviour that differs).
+NEEDS_PACKAGES = ("celery", "kombu")
+NEEDS_FIELDS = {**{name: False for name in NEEDS_PACKAGES}, "why": True}
 PER_VALUES = PER
 
 # Run parameters, their types and ranges: the lab's one schema (teachlab/lab/params.py).

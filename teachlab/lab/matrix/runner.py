@@ -28,6 +28,7 @@ from django.test import override_settings
 
 from teachlab.devstack import Child
 from teachlab.lab.experiments.catalog import Experiment
+from teachlab.lab.experiments.needs import needs_unmet
 from teachlab.lab.lanes import lane_get, worker_name
 from teachlab.lab.matrix.envs import EnvFailed, env_build, lock_pins, matrix_dir
 from teachlab.lab.matrix.records import current_commit, experiment_digest
@@ -157,11 +158,13 @@ def record_for(
     result: dict | None = None,
     broker: str = "",
     seconds: float = 0.0,
+    pinned: dict | None = None,
 ) -> dict:
+    """`pinned`: the lock file's versions, for a combination skipped without workers."""
     result = result or {}
     workers = result.get("versions") or {}
     first = next(iter(workers.values()), {}) if workers else {}
-    versions = {k: v for k, v in first.items() if k != "redis"}
+    versions = {k: v for k, v in first.items() if k != "redis"} or dict(pinned or {})
     if broker or first.get("redis"):
         versions["redis"] = first.get("redis") or broker
     return {
@@ -182,6 +185,25 @@ def record_for(
         "commit": current_commit(),
         "digest": experiment_digest(experiment.slug),
     }
+
+
+RABBIT_ONLY = "runs on RabbitMQ; the matrix varies the Redis broker only"
+PINNED_SHOWN = ("celery", "kombu", "redis")  # redis-py, recorded as "redis-py"
+
+
+def skip_reason(experiment: Experiment, *, on_redis: bool, pins: dict[str, str]) -> str:
+    """Why the combination whose lock pins these versions does not run the experiment ("" when
+    it does): a RabbitMQ experiment, or one whose `needs` the pinned releases do not meet."""
+    if not on_redis:
+        return RABBIT_ONLY
+    return needs_unmet(experiment.needs, pins)
+
+
+def pinned_versions(series: str) -> dict[str, str]:
+    """The lock file's Celery, kombu and redis-py, as a skipped record's versions."""
+    pins = lock_pins(series)
+    names = {"redis": "redis-py"}
+    return {names.get(k, k): pins[k] for k in PINNED_SHOWN if k in pins}
 
 
 def version_mismatch(series: str, reported: dict) -> str:
@@ -284,18 +306,23 @@ def _combination_run(
     *, combination, experiments, redis_lanes, learner, execute, logs, say, estimate
 ) -> list[dict]:
     started = time.monotonic()
-    records = []
-    runnable = [e for e in experiments if redis_lanes[e.slug]]
+    records, runnable = [], []
+    pins = lock_pins(combination.celery)
     for experiment in experiments:
-        if not redis_lanes[experiment.slug]:
-            records.append(
-                record_for(
-                    experiment=experiment,
-                    combination=combination,
-                    verdict="skipped",
-                    reason="runs on RabbitMQ; the matrix varies the Redis broker only",
-                )
+        reason = skip_reason(experiment, on_redis=redis_lanes[experiment.slug], pins=pins)
+        if not reason:
+            runnable.append(experiment)
+            continue
+        say(f"{experiment.slug}: skipped, {reason.split(': ', 1)[0]}")  # the record has it all
+        records.append(
+            record_for(
+                experiment=experiment,
+                combination=combination,
+                verdict="skipped",
+                reason=reason,
+                pinned=pinned_versions(combination.celery),
             )
+        )
     if not runnable:
         return records
     broker, workers = PrivateRedis(combination.redis), None
