@@ -21,11 +21,19 @@ from teachlab.lab.experiments.memory import (
 from teachlab.lab.experiments.observe import observation_from_events
 from teachlab.lab.lanes import lane_get
 
-LANE = "redis-noeviction"
+LANE = "noeviction-memory-test"
 
 
 @pytest.fixture
-def tight():
+def tight(settings):
+    """A lane of the test's own on redis-noeviction's server (maxmemory is the server's), in a
+    database no worker reads: in the full suite lab_stack runs a worker for redis-noeviction,
+    which popped the message this test expects to find waiting (and flushdb would have wiped
+    that worker's keys)."""
+    settings.LAB_EXTRA_LANES = [
+        *settings.LAB_EXTRA_LANES,
+        {"name": LANE, "broker": "redis", "server": "noeviction", "db": 1, "listed": False},
+    ]
     lane = lane_get(LANE)
     client = redis.Redis.from_url(lane.broker_url)
     client.flushdb()
