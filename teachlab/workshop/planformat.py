@@ -44,6 +44,8 @@ def _text(raw: dict, name: str, limit: int, fail, *, required: bool = True) -> s
         value = ""
     if not isinstance(value, str):
         fail(name, "must be text.")
+    if "\x00" in value:  # PostgreSQL refuses NUL in text and JSON: a message, not a 500
+        fail(name, "must not contain a NUL character.")
     value = " ".join(value.split())
     if required and not value:
         fail(name, "is missing.")
@@ -133,6 +135,8 @@ def steps_clean(raw) -> list[dict]:
 def title_clean(raw) -> str:
     if not isinstance(raw, str):
         raise WorkshopError("The plan's title must be text.")
+    if "\x00" in raw:  # PostgreSQL refuses NUL in text: a message, not a 500
+        raise WorkshopError("The plan's title must not contain a NUL character.")
     title = " ".join(raw.split())
     if not title:
         raise WorkshopError("Give the plan a title.")

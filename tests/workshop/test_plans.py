@@ -317,3 +317,13 @@ def test_a_plan_whose_claim_left_the_lessons_starts_no_room(plan, instructor):
     assert response.status_code == 400
     assert "Step 1 (claim vote), claim: “gone:claim” is not a claim" in response.content.decode()
     assert not Room.objects.exists()
+
+
+def test_a_nul_in_a_title_or_step_text_is_refused_with_a_message_not_a_500(instructor):
+    """PostgreSQL refuses NUL in text and JSON; the fuzz run found the 500 on plan_new."""
+    client = _driver(instructor)
+    response = client.post(reverse("workshop:plan_new"), {"title": "Morning\x00"})
+    assert response.status_code == 400 and "NUL" in response.content.decode()
+    assert not Plan.objects.exists()
+    with pytest.raises(WorkshopError, match="NUL"):
+        planformat.step_clean({"kind": "run", "lane": "redis-short", "prompt": "why\x00"}, 1)
