@@ -40,7 +40,7 @@ from pydantic import ValidationInfo, field_validator, model_validator
 
 from lessons.experiment_refs import checks_problem, experiment_checks
 from lessons.lab_versions import ALWAYS, lab_versions, version_allows
-from lessons.yamlschema import Slug, Text, YamlModel, refusal
+from lessons.yamlschema import Slug, Text, YamlModel, file_data, refusal
 
 KINDS = ("experiment", "measured", "seed", "source", "docs")
 # Product names a lesson may qualify with versions (the keys of `versions` and `checked_against`).
@@ -352,7 +352,7 @@ def experiment_slugs(directory: Path | None = None) -> set[str]:
     slugs = set()
     for path in sorted(Path(directory or experiments_dir()).glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = file_data(path)
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             data = None
         slug = data.get("slug") if isinstance(data, dict) else None

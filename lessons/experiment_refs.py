@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from lessons.yamlschema import file_data
+
 # The lab's lanes say "redis" or "rabbit"; lessons name products by these keys
 # (lessons/evidence.py PRODUCTS).
 BROKER_PRODUCTS = {"redis": "redis", "rabbit": "rabbitmq"}
@@ -73,7 +75,7 @@ def experiment_checks(directory: Path) -> dict[str, ExperimentChecks]:
     found: dict[str, ExperimentChecks] = {}
     for path in sorted(Path(directory).glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = file_data(path)
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("slug"), str):

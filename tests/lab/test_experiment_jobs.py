@@ -133,6 +133,7 @@ def test_an_attempt_whose_jobs_worker_is_killed_is_failed_with_the_reason(lab_st
     assert waited > 20  # the beats carried it until the worker died: no early give-up
 
 
+@pytest.mark.slow  # a server process of its own: 8-9 s
 @pytest.mark.timeout(120)
 def test_an_attempt_whose_jobs_broker_is_down_gets_a_message_not_a_500():
     dead = f"redis://127.0.0.1:{free_port()}/4"  # nothing listens there

@@ -83,6 +83,7 @@ class StatusWatcher:
         self.statuses.append(down)
 
 
+@pytest.mark.slow  # it has to stay quiet past redis-py's 5 s socket timeout
 @pytest.mark.django_db(transaction=True)
 def test_a_run_quiet_for_longer_than_the_redis_clients_timeout_is_not_reported_as_an_outage():
     """A countdown leaves a run's log quiet for many seconds. The reader's blocking read used

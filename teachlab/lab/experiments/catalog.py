@@ -17,6 +17,7 @@ import yaml
 from django.conf import settings
 
 from lessons.loader import display_path
+from lessons.yamlschema import file_data
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
@@ -107,7 +108,7 @@ def lesson_claims(directory: Path | None = None) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in sorted((directory or lessons_dir()).glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = file_data(path)
         except (OSError, yaml.YAMLError):
             continue
         if not isinstance(data, dict) or not isinstance(data.get("slug"), str):

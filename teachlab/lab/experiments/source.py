@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from lessons.yamlschema import LOADER
+
 Path = tuple[str | int, ...]
 
 
@@ -39,7 +41,7 @@ class YamlError(ValueError):
 def located_load(text: str) -> Located:
     """Parse one YAML document safely, remembering lines; raises YamlError on bad YAML."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else 1
