@@ -338,7 +338,29 @@ def _combination_run(
         shutil.rmtree(run_logs, ignore_errors=True)  # crash_reason reads this run's lines only
         with override_settings(LAB_BROKER_REDIS_URL=broker.url):
             workers = lane_workers(python=python, lanes=lanes, env=env, logs=run_logs)
-            reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
+            exited = ""
+            try:
+                reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
+            except WorkersFailed as exc:
+                # An experiment about workers that cannot start still runs; the others are
+                # recorded as "workers fail" below, with the workers' own words.
+                if not any(e.workers_may_exit for e in runnable):
+                    raise
+                exited, reported = str(exc), {}
+                say(f"workers fail: {exc}; running the experiments that expect it")
+                records.extend(
+                    record_for(
+                        experiment=e,
+                        combination=combination,
+                        verdict="workers fail",
+                        reason=exited,
+                        broker=broker.version,
+                        pinned=pinned_versions(combination.celery),
+                    )
+                    for e in runnable
+                    if not e.workers_may_exit
+                )
+                runnable = [e for e in runnable if e.workers_may_exit]
             mismatch = version_mismatch(combination.celery, reported)
             if mismatch:
                 raise EnvFailed(mismatch)
@@ -351,9 +373,11 @@ def _combination_run(
                         experiment=next(e for e in runnable if e.slug == result["slug"]),
                         combination=combination,
                         verdict=verdict,
+                        reason=f"workers exit at start: {exited}" if exited else "",
                         result=result,
                         broker=broker.version,
                         seconds=result["seconds"],
+                        pinned=pinned_versions(combination.celery) if exited else None,
                     )
                 )
     except EnvFailed as exc:
