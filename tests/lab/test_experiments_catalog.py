@@ -391,3 +391,15 @@ def test_a_bad_needs_range_a_missing_why_and_an_unknown_package_point_at_their_l
     _, problems = validate(GOOD.replace("question:", "needs: kombu 5.7\nquestion:"))
     assert lines_of(problems) == [4]
     assert "`needs` must be a mapping" in problems[0].message
+
+
+def test_a_tag_no_safe_loader_knows_is_a_problem_on_its_line_not_a_crash():
+    _, problems = validate(GOOD.replace("order: 1", "order: !python/object:os.system 1"))
+    assert problems and "not valid YAML" in problems[0].message
+    assert problems[0].line == GOOD.splitlines().index("order: 1") + 1
+
+
+def test_a_lone_surrogate_is_a_problem_not_a_crash():
+    """libyaml fails on a lone surrogate with UnicodeEncodeError; the file gets a message."""
+    _, problems = validate(GOOD.replace("order: 1", "order: '\ud800'"))
+    assert problems and "not valid YAML" in problems[0].message
