@@ -416,3 +416,15 @@ def test_workers_may_exit_takes_a_reason():
     assert (
         lines_of(problems) == [4] and "`workers_may_exit` must be non-empty" in problems[0].message
     )
+
+
+def test_a_tag_no_safe_loader_knows_is_a_problem_on_its_line_not_a_crash():
+    _, problems = validate(GOOD.replace("order: 1", "order: !python/object:os.system 1"))
+    assert problems and "not valid YAML" in problems[0].message
+    assert problems[0].line == GOOD.splitlines().index("order: 1") + 1
+
+
+def test_a_lone_surrogate_is_a_problem_not_a_crash():
+    """libyaml fails on a lone surrogate with UnicodeEncodeError; the file gets a message."""
+    _, problems = validate(GOOD.replace("order: 1", "order: '\ud800'"))
+    assert problems and "not valid YAML" in problems[0].message
