@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from lessons.loader import display_path
+from lessons.shown_paths import display_path
 from lessons.yamlschema import file_data
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema

@@ -41,8 +41,9 @@ from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
+from teachlab.lab.run_versions import run_versions_fill
 from teachlab.lab.settle import copies_pending, run_settle
-from teachlab.lab.versions import broker_versions, run_versions_fill, versions_text
+from teachlab.lab.versions import broker_versions, versions_text
 from teachlab.lab.workers import (
     worker_control,
     worker_disconnect,
