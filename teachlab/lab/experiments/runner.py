@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import close_old_connections, connection
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import LabError
@@ -39,8 +41,9 @@ from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
+from teachlab.lab.run_versions import run_versions_fill
 from teachlab.lab.settle import copies_pending, run_settle
-from teachlab.lab.versions import run_versions_fill, versions_text
+from teachlab.lab.versions import broker_versions, versions_text
 from teachlab.lab.workers import (
     worker_control,
     worker_disconnect,
@@ -586,9 +589,11 @@ def experiment_execute(
         }
     checks = []
     if len(observations) == len(states):
+        versions = {name: run_check_versions(run) for name, run in runs.items()}
         checks = [
             check_evaluate(check=check, observations=observations).as_dict()
             for check in experiment.checks
+            if check_applies(check=check, versions=versions)
         ]
         verdict = prediction_verdict(
             experiment=experiment, observations=observations, value=prediction
@@ -614,6 +619,36 @@ def experiment_execute(
         "versions": {run["lane"]: run["versions"] for run in runs.values()},
         "seconds": round(time.time() - started, 1),
     }
+
+
+# check field -> the version it is compared with (`on_redis: ">=6.2"`, `on_kombu: "<5.7"`)
+CHECK_VERSION_KEYS = {"on_redis": "redis", "on_kombu": "kombu"}
+
+
+def run_check_versions(run: dict) -> dict[str, str]:
+    """What a check's `on_*` range is compared with: the run's Redis server and kombu as its
+    workers reported them at firing. Where no worker came up to report (kombu 5.7 on Redis
+    6.0), the Redis server is asked now; kombu is then unknown and an `on_kombu` check left
+    out."""
+    lane = lane_get(run["lane"])
+    found = {"redis": run["versions"].get("redis", ""), "kombu": run["versions"].get("kombu", "")}
+    if lane.is_redis and not found["redis"]:
+        found["redis"] = broker_versions(kind=lane.kind, url=lane.broker_url).get("redis", "")
+    return found
+
+
+def check_applies(*, check: dict, versions: dict[str, dict[str, str]]) -> bool:
+    """A check with `on_redis` / `on_kombu` counts only where its run's versions are in range."""
+    for name, key in CHECK_VERSION_KEYS.items():
+        if not check.get(name):
+            continue
+        try:
+            found = Version(versions.get(check["run"], {}).get(key, ""))
+        except InvalidVersion:
+            return False
+        if not SpecifierSet(check[name]).contains(found, prereleases=True):
+            return False
+    return True
 
 
 def metric_label(name: str) -> str:
