@@ -26,12 +26,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from teachlab.lab.models import SETTLING_KINDS, Kind
-
-if TYPE_CHECKING:  # labevent imports totals() from here
-    from teachlab.lab.labevent import LabEvent
 
 # What the run page says under the figure, and the experiments' metric list (one wording).
 DUPLICATES_MEANING = "Receipts beyond the first of each task: the extra copies."
@@ -41,6 +38,23 @@ ENDS_COUNTED = (Kind.SUPPRESSED, Kind.FAILED, Kind.REVOKED, Kind.REQUEUED)
 # What ends a received copy for the experiments' `settled` (a requeued copy is followed by
 # another, so it is not counted as an end there).
 COPY_ENDS = (Kind.FINISHED, Kind.FAILED, Kind.SUPPRESSED, Kind.REVOKED)
+
+
+class LabEvent(Protocol):
+    """The fields of a labevent.LabEvent that a RunState reads (labevent imports totals()
+    from here, so this module names the type without importing it)."""
+
+    seq: int
+    kind: str
+    task_id: str
+    copy: int
+    worker: str
+    redelivered: bool
+    at: float
+    t: float | None
+    eta: float | None
+    published_at: float | None
+    data: dict
 
 
 def totals(raw: Mapping[str, Any], tasks: int) -> dict[str, Any]:
