@@ -40,6 +40,7 @@ from pydantic import ValidationInfo, field_validator, model_validator
 
 from lessons.experiment_refs import checks_problem, experiment_checks
 from lessons.lab_versions import ALWAYS, lab_versions, version_allows
+from lessons.shown_paths import display_path
 from lessons.yamlschema import Slug, Text, YamlModel, file_data, refusal
 
 KINDS = ("experiment", "measured", "seed", "source", "docs")
@@ -331,8 +332,6 @@ def experiments_dir() -> Path:
 
 
 def experiments_dir_shown() -> str:
-    from lessons.loader import display_path
-
     return display_path(experiments_dir())
 
 

@@ -20,6 +20,7 @@ from lessons.evidence import PRODUCTS, Evidence
 from lessons.measurement_notes import measurement_notes
 from lessons.seed_cases import seed_cases
 from lessons.source_view import ALLOWED_PACKAGES
+from teachlab.lab.matrix.records import verified_summary
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class EvidenceRow:
     checks: tuple[CheckRow, ...] = ()  # experiment: the cited checks
     note_href: str | None = None  # measured: the note's own page, linked from `note`
     passage: str = ""  # seed: the case's own few words that back the claim
+    # experiment: where `lab matrix` verified it, one row per outcome (records whose digest
+    # matches the experiment file; teachlab.lab.matrix.records.verified_summary)
+    verified: tuple[dict, ...] = ()
 
 
 NOT_RUN = "not run yet on this server"
@@ -151,6 +155,7 @@ def evidence_row(
             href=evidence.href if linked else None,
             note="" if linked else "not in the lab yet",
             checks=checks,
+            verified=tuple(verified_summary(slug)) if linked else (),
         )
     if evidence.kind == "measured":
         item = detail.get("item", "")

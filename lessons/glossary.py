@@ -21,6 +21,7 @@ from pydantic import AfterValidator
 from lessons.evidence import experiment_slugs
 from lessons.lesson import Problem
 from lessons.question_links import link_problems
+from lessons.shown_paths import display_path
 from lessons.yamlschema import (
     Slug,
     Text,
@@ -107,8 +108,6 @@ def check_glossary(path: Path, question_slugs: set[str]) -> Glossary:
     """The glossary in `path`, or no terms and every problem (links to questions are checked
     against `question_slugs`, like a lesson's, and links to lab experiments against the lab's
     experiment files)."""
-    from lessons.loader import display_path
-
     doc, problems = document_load(path, shown=display_path(path))
     if doc is None:
         return Glossary([], problems)

@@ -26,15 +26,8 @@ from lessons.lesson import (
 )
 from lessons.question_links import link_problems
 from lessons.schema import LEVELS, LessonModel
+from lessons.shown_paths import display_path
 from lessons.yamlschema import Document, document_load, document_validate
-
-
-def display_path(path: Path) -> str:
-    """Paths inside the project print relative to it, like the files an author opens."""
-    try:
-        return str(Path(path).resolve().relative_to(Path(settings.BASE_DIR).resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _backing(item) -> dict:

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from lessons.evidence_display import checked_against_shown
+from lessons.lab_titles import lab_experiment_titles
 from lessons.last_runs import cited_last_runs
 from lessons.lesson import Claim, CodeSample, Question
 from lessons.rendering import highlight_code, render_inline_markdown, render_markdown
@@ -112,17 +113,6 @@ def experiment_links(question: Question, slugs: list[str] | None = None) -> list
             }
         )
     return links
-
-
-def lab_experiment_titles() -> dict[str, str] | None:
-    """slug -> title from the lab's experiment catalog; None when it cannot be read (then
-    every slug still links, the lab page explains itself)."""
-    try:
-        from teachlab.lab.experiments.catalog import experiments_load
-
-        return {e.slug: e.title for e in experiments_load()}
-    except Exception:  # a lab catalog mid-edit must not take the lesson pages down
-        return None
 
 
 def question_context(question: Question, *, revealed_upto: str | None) -> dict:

@@ -12,6 +12,7 @@ from django.dispatch import receiver
 
 from lessons import review
 from lessons.catalog import Claim, Question, all_questions, get_claim, get_question
+from lessons.lab_titles import lab_experiment_titles
 from lessons.learners import SESSION_KEY
 from lessons.models import (
     ImportedActivity,
@@ -233,8 +234,6 @@ def _attempt_outcome(result: dict) -> tuple[bool, bool]:
 
 
 def progress_overview(*, learner: Learner, today: dt.date) -> Overview:
-    from lessons.pages import lab_experiment_titles
-
     seen = revealed_tiers(learner=learner)
     slugs = {q.slug for q in all_questions()}
     answers = QuizAnswer.objects.filter(attempt__learner=learner)

@@ -309,21 +309,18 @@ def lab_runs_export(*, learner) -> list[dict]:
     """Every lab run of this learner as a summary (its counters, not its deliveries), and the
     summaries an earlier import brought in."""
     from lessons.models import ImportedActivity
-    from teachlab.lab.labevent import counts_view
-    from teachlab.lab.models import Kind, RunEvent
+    from teachlab.lab.labevent import rows_state
+    from teachlab.lab.models import RunEvent
+    from teachlab.lab.runstate import RunState
 
     runs = list(learner.lab_runs.order_by("created_at"))
-    tallies: dict[str, dict] = {run.id: {} for run in runs}
-    for run_id, kind, copy in RunEvent.objects.filter(run__learner=learner).values_list(
-        "run_id", "kind", "copy"
-    ):
-        tally = tallies[run_id]
-        tally[kind] = tally.get(kind, 0) + 1
-        if kind == Kind.RECEIVED and copy == 1:
-            tally["first"] = tally.get("first", 0) + 1
+    states = {run.id: RunState(run.task_ids) for run in runs}
+    stored = RunEvent.objects.filter(run__learner=learner).order_by("run_id", "seq")
+    for event in rows_state(stored):
+        states[event.run].apply(event)
     rows = []
     for run in runs:
-        counts = counts_view(tallies[run.id], len(run.task_ids))
+        counts = states[run.id].counts()
         rows.append(
             {
                 "id": run.id,

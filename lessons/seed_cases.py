@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from lessons.shown_paths import display_path
 from lessons.yamlschema import (
     Problem,
     Slug,
@@ -52,8 +53,6 @@ def seed_cases_file() -> Path:
 
 def check_seed_cases(path: Path) -> SeedCases:
     """The cases in `path`, or none and every problem (a seed or slug named twice too)."""
-    from lessons.loader import display_path
-
     doc, problems = document_load(path, shown=display_path(path))
     if doc is None:
         return SeedCases({}, problems)

@@ -139,6 +139,16 @@ def _plain(node: Node, loc: Loc, doc: Document) -> Any:
     return _scalars.construct_object(node, deep=True)
 
 
+def compose(text: str) -> Node | None:
+    """The node tree of one YAML document, with line marks. libyaml encodes the text to UTF-8
+    first and fails on a lone surrogate with UnicodeEncodeError; the pure-Python parser turns
+    that into the YAMLError every caller handles."""
+    try:
+        return yaml.compose(text, Loader=LOADER)
+    except UnicodeEncodeError:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
 def file_data(path: Path) -> Any:
     """The plain data of a YAML file, parsed once per version of the file (its mtime and size):
     the cross-reference readers (experiment slugs and checks, lesson claims) ask for the same
@@ -172,7 +182,7 @@ def document_load(path: Path, *, shown: str | None = None) -> tuple[Document | N
 def document_parse(text: str, *, shown: str) -> tuple[Document | None, list[Problem]]:
     """Like document_load, for text already in hand."""
     try:
-        root = yaml.compose(text, Loader=LOADER)
+        root = compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1

@@ -13,12 +13,14 @@ from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 
+from teachlab.lab.runstate import DUPLICATES_MEANING
+
 # Counter key, label, one-line definition (the same words on the run, experiment and room pages).
 COUNTERS: list[tuple[str, str, str]] = [
     ("tasks", "Tasks sent", "Messages published: one per task you asked for."),
     ("receipts", "Receipts", "Deliveries a worker took from the broker, every copy counted."),
     ("executions", "Executions", "Times a task body really ran (started, not turned away)."),
-    ("duplicates", "Duplicates", "Receipts beyond the first of each task: the extra copies."),
+    ("duplicates", "Duplicates", DUPLICATES_MEANING),
     ("suppressed", "Suppressed", "Copies the idempotency guard stopped before the body ran."),
     (
         "amplification",

@@ -15,10 +15,10 @@ from teachlab.lab.errors import LabInputError, LaneUnavailable
 from teachlab.lab.lanes import Lane, lane_get, lane_status
 from teachlab.lab.models import Run
 from teachlab.lab.params import RunParams, params_limits_check, params_parse, prediction_parse
+from teachlab.lab.run_versions import lane_versions
 from teachlab.lab.settle import run_settle
 from teachlab.lab.stream import log_open
 from teachlab.lab.tasks import task_name
-from teachlab.lab.versions import lane_versions
 
 log = logging.getLogger(__name__)
 

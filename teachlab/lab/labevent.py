@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import copy as copying
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from teachlab.lab.models import Kind
+from teachlab.lab.runstate import totals
 
 DONE = "done"  # the end-of-run marker's kind; not an event kind (models.Kind)
 
@@ -216,26 +216,6 @@ def counts_parse(text: str | None) -> dict[str, int]:
     return raw
 
 
-def counts_view(raw: Mapping[str, Any], tasks: int) -> dict[str, Any]:
-    """The learner's counters from raw per-kind tallies (Redis live, or the stored events)."""
-
-    def n(key: str) -> int:
-        return int(raw.get(key) or 0)
-
-    executions = n(Kind.STARTED) - n(Kind.SUPPRESSED)
-    return {
-        "tasks": tasks,
-        "receipts": n(Kind.RECEIVED),
-        "executions": executions,
-        "suppressed": n(Kind.SUPPRESSED),
-        "duplicates": n(Kind.RECEIVED) - n("first"),
-        "amplification": round(executions / tasks, 3) if tasks else 0.0,
-        "failed": n(Kind.FAILED),
-        "revoked": n(Kind.REVOKED),
-        "finished": n(Kind.FINISHED),
-    }
-
-
 def entry_decode(run_id: str, entry_id: str, entry: Mapping[str, str]) -> LabEvent | RunDone:
     """One stream entry as an event, or the run's end marker. A field the entry lacks (an
     older worker's entry) gets its default; the times such a worker left out are derived."""
@@ -256,7 +236,7 @@ def entry_decode(run_id: str, entry_id: str, entry: Mapping[str, str]) -> LabEve
         event.t = round(event.at - event.run_started_at, 4)
     if event.since_publish is None:
         event.since_publish = round(event.at - event.published_at, 4)
-    event.counts = counts_view(counts_parse(entry.get("n")), event.tasks)
+    event.counts = totals(counts_parse(entry.get("n")), event.tasks)
     return event
 
 
@@ -281,6 +261,33 @@ def event_row(event: LabEvent):
     extra = {f.name: event.get(f.name) for f in FIELDS if _stored_apart(f)}
     values["extra"] = {name: value for name, value in extra.items() if value is not None}
     return RunEvent(**values)
+
+
+# The columns a RunState reads: a run's state without building whole rows (rows_state).
+STATE_COLUMNS = (
+    "seq",
+    "kind",
+    "task_id",
+    "copy",
+    "worker",
+    "redelivered",
+    "at",
+    "t",
+    "eta",
+    "published_at",
+    "data",
+)
+
+
+def rows_state(rows, run_id: str | None = None) -> Iterator[LabEvent]:
+    """Stored rows (a RunEvent queryset, in the order wanted) as the events a RunState
+    applies, with only the fields it reads; rows of several runs when `run_id` is None."""
+    if run_id is not None:
+        for values in rows.values_list(*STATE_COLUMNS):
+            yield LabEvent(run_id, **dict(zip(STATE_COLUMNS, values, strict=True)))
+        return
+    for run, *values in rows.values_list("run_id", *STATE_COLUMNS):
+        yield LabEvent(run, **dict(zip(STATE_COLUMNS, values, strict=True)))
 
 
 def row_decode(row, run, counts: dict | None = None) -> LabEvent:

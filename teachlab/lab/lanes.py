@@ -83,6 +83,19 @@ LANE_TABLE: list[dict] = [
         "summary": "Copies come about ceil(wait / timeout) times; the sweep adds about a second.",
     },
     {
+        # The experiments that split their checks by release (sweep-refused-on-redis-6-0,
+        # restore-interval-before-kombu-5-7): redis-fast-sweep's settings on a database of its
+        # own, so their two-minute watch does not lengthen that lane's chain in `--all`.
+        "name": "redis-versions",
+        "broker": "redis",
+        "db": 13,
+        "visibility_timeout": 10,
+        "workers": 1,
+        "listed": False,
+        "title": "Redis, 10 s timeout, restore sweep every second (release checks)",
+        "summary": "Where a kombu or Redis release changes what the sweep does.",
+    },
+    {
         # quorum-direct-prefetch: Celery's default direct exchange. Native delayed delivery
         # refuses it, so the worker holds ETA messages, and with a quorum queue Celery turns
         # the prefetch count static (celery.worker.consumer.tasks.Tasks.qos_global): each

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict
 
 from django.dispatch import Signal
 
 from teachlab.lab.models import SETTLING_KINDS, Kind, Run
-from teachlab.lab.reading import run_summary
+from teachlab.lab.reading import run_state, state_summary
+from teachlab.lab.runstate import RunState
 from teachlab.lab.stream import done_append
 
 log = logging.getLogger(__name__)
@@ -29,45 +29,23 @@ def _holder_gone(hostname: str, since: float, registry: dict[str, dict]) -> bool
     return not record["alive"] or float(record.get("started_at") or 0) > since
 
 
-def run_is_done(run: Run) -> bool:
-    """Every task received and every delivery settled: finished, suppressed, revoked, failed
-    with no retry coming, or requeued by a warm shutdown (a later copy then settles it).
-
-    A delivery held by a crashed worker never reports; once a later copy of that task has
-    arrived it is counted as lost. Until then the run stays open, as the broker still owes
-    the learner that copy."""
+def run_is_done(run: Run, state: RunState | None = None) -> bool:
+    """The run's state says every delivery has ended (RunState.ended); a delivery whose holder
+    may have died is judged against the worker registry, read only then."""
     if run.status == Run.Status.FAILED:
         return True
-    copies: dict[str, dict[int, list]] = defaultdict(dict)  # task -> copy -> [worker, at, settled]
-    more_coming: dict[str, bool] = {}
-    rows = run.events.order_by("seq").values_list("task_id", "copy", "kind", "worker", "at", "data")
-    for task_id, copy, kind, worker, at, data in rows:
-        if kind == Kind.RECEIVED:
-            copies[task_id][copy] = [worker, at, False]
-        elif kind in SETTLING_KINDS:
-            if copy in copies[task_id]:
-                copies[task_id][copy][2] = True
-            more_coming[task_id] = kind == Kind.REQUEUED or (
-                kind == Kind.FAILED and bool((data or {}).get("retrying"))
-            )
-    registry = None
-    for task_id in run.task_ids:
-        task_copies = copies.get(task_id)
-        if not task_copies or more_coming.get(task_id):
-            return False
-        latest = max(task_copies)
-        for copy, (worker, at, settled) in task_copies.items():
-            if settled:
-                continue
-            if copy == latest:
-                return False
-            if registry is None:
-                from teachlab.lab.workers import workers_list
+    state = state if state is not None else run_state(run)
+    registry: dict[str, dict] | None = None
 
-                registry = {w["hostname"]: w for w in workers_list()}
-            if not _holder_gone(worker, at, registry):
-                return False
-    return True
+    def holder_gone(worker: str, since: float) -> bool:
+        nonlocal registry
+        if registry is None:
+            from teachlab.lab.workers import workers_list
+
+            registry = {w["hostname"]: w for w in workers_list()}
+        return _holder_gone(worker, since, registry)
+
+    return state.ended(holder_gone)
 
 
 def _surely_running(run: Run) -> bool:
@@ -120,9 +98,9 @@ def run_settle(run: Run) -> Run:
         return run
     if not past_deadline and not _all_stored(run):
         return run  # the recorder has not stored every event the log holds yet
-    if run_is_done(run):
-        last = run.events.order_by("-seq").values_list("at", flat=True).first()
-        run.status, run.settled_at = Run.Status.DONE, last or time.time()
+    state = run_state(run)
+    if run_is_done(run, state):
+        run.status, run.settled_at = Run.Status.DONE, state.last_at or time.time()
     elif past_deadline:
         run.status, run.settled_at = Run.Status.TIMED_OUT, time.time()
     else:
@@ -133,7 +111,7 @@ def run_settle(run: Run) -> Run:
     if updated:
         summary = None
         try:
-            summary = run_summary(run)
+            summary = state_summary(run, state)
             # Watchers learn of the end through the run's log, after its last event.
             done_append(run_id=run.id, summary=summary)
         except Exception:
@@ -157,13 +135,4 @@ def runs_settle_all() -> int:
 
 def copies_pending(run: Run) -> dict[str, int]:
     """Deliveries received and not settled, per worker (who holds what, for experiments)."""
-    open_: dict[tuple[str, int], str] = {}
-    for task_id, copy, kind, worker in run.events.values_list("task_id", "copy", "kind", "worker"):
-        if kind == Kind.RECEIVED:
-            open_[(task_id, copy)] = worker
-        elif kind in SETTLING_KINDS:
-            open_.pop((task_id, copy), None)
-    held: dict[str, int] = defaultdict(int)
-    for worker in open_.values():
-        held[worker] += 1
-    return dict(held)
+    return run_state(run).pending_by_worker()

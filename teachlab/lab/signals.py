@@ -6,32 +6,23 @@ every handler ignores tasks that are not the lab's.
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 
 from celery import signals
 
 from teachlab.lab import events
+from teachlab.lab.handler_times import (
+    handler_cpu_seconds,
+    handler_seconds,
+    received_cpu_seconds,
+    received_seconds,
+)
 from teachlab.lab.models import Kind
 from teachlab.lab.tasks import LAB_TASKS, SUPPRESSED
 
 log = logging.getLogger(__name__)
 worker_identity: dict[str, str] = {}  # name, lane: set by celery_app.main
-# Seconds each lab handler took, the latest deliveries only: the heartbeat reports their
-# percentiles (workers.py), so the overhead goal is measured where it is spent.
-# Wall time (what the consumer waits) and this thread's CPU time (the handler's own work).
-handler_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
-handler_cpu_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
-# The same for task_received alone: it runs in the consumer, so its wall time is what delays
-# taking the next message off the list; the others run in pool threads, beside task bodies.
-received_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
-received_cpu_seconds: collections.deque[float] = collections.deque(maxlen=20_000)
-
-
-def handler_times_clear() -> None:
-    for times in (handler_seconds, handler_cpu_seconds, received_seconds, received_cpu_seconds):
-        times.clear()
 
 
 def _ours(task) -> bool:

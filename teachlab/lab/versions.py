@@ -69,29 +69,6 @@ def worker_versions(*, lane) -> dict[str, str]:
     }
 
 
-def lane_versions(*, lane: str) -> dict[str, str]:
-    """The versions the lane's live workers reported (the first that reported any); {} when
-    none is up, so a run fired at a lane with no worker records nothing it did not see."""
-    from teachlab.lab.workers import workers_list
-
-    for worker in workers_list():
-        if worker["lane"] == lane and worker["alive"] and worker.get("versions"):
-            return dict(worker["versions"])
-    return {}
-
-
-def run_versions_fill(run) -> None:
-    """A run fired while its lane's workers were restarting (an experiment's warm-shutdown or
-    kill step) found no live worker to copy versions from; the workers that ran it are up by
-    the time it settles, so it takes theirs then rather than staying blank."""
-    if run.versions:
-        return
-    versions = lane_versions(lane=run.lane)
-    if versions:
-        type(run).objects.filter(pk=run.pk).update(versions=versions)
-        run.versions = versions
-
-
 def versions_text(versions: dict | None) -> str:
     """One line for a page: "Redis 7.0.15 · celery 5.7.0 · kombu 5.7.0 · …"."""
     if not versions:

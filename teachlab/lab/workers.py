@@ -18,6 +18,7 @@ import time
 
 from django.conf import settings
 
+from teachlab.lab import handler_times
 from teachlab.lab.errors import LabError, LabInputError
 from teachlab.lab.store import app_redis
 from teachlab.percentiles import percentiles_ms
@@ -70,12 +71,12 @@ def handler_stats() -> dict:
     """Milliseconds the lab's signal handlers took per delivery in this worker (the latest
     20k): wall time, and the thread's CPU time within it; under "received", the consumer's
     handler alone."""
-    from teachlab.lab import signals
-
     if time.monotonic() - _stats["at"] < STATS_EVERY:
         return _stats["value"]
-    value = _percentiles(signals.handler_seconds, signals.handler_cpu_seconds)
-    value["received"] = _percentiles(signals.received_seconds, signals.received_cpu_seconds)
+    value = _percentiles(handler_times.handler_seconds, handler_times.handler_cpu_seconds)
+    value["received"] = _percentiles(
+        handler_times.received_seconds, handler_times.received_cpu_seconds
+    )
     _stats.update(at=time.monotonic(), value=value)
     return value
 
@@ -219,9 +220,7 @@ def _obey(action: str) -> None:
     if action == "crash":
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "stats-reset":  # `lab fidelity`: the handler times of one batch only
-        from teachlab.lab.signals import handler_times_clear
-
-        handler_times_clear()
+        handler_times.handler_times_clear()
         _stats["at"] = 0.0
     elif action in {"shutdown", "restart"}:
         heartbeat_mark(state="stopping" if action == "shutdown" else "restarting")

@@ -27,7 +27,7 @@ from teachlab.lab.experiments.checks import (
 )
 from teachlab.lab.experiments.checks import _describe_values as describe_values
 from teachlab.lab.experiments.checks import _fmt as check_fmt
-from teachlab.lab.labevent import counts_view
+from teachlab.lab.runstate import totals
 
 
 def _copy(task: str, received: float, started: float | None, *, worker="w1", redelivered=False):
@@ -624,5 +624,5 @@ def test_duplicates_mean_the_same_in_the_checks_as_on_the_run_page():
     counters: task a twice, b once, c never."""
     events = _copy("a", 0.0, 1.0) + _copy("a", 0.5, 1.5) + _copy("b", 0.0, 2.0)
     obs = Observation(tasks={"a": 1.0, "b": 1.0, "c": 1.0}, events=events)
-    page = counts_view({"received": 3, "first": 2}, 3)["duplicates"]
+    page = totals({"received": 3, "first": 2}, 3)["duplicates"]
     assert run_metric(observation=obs, what="duplicates") == page == 1

@@ -12,7 +12,8 @@ import pytest
 from django.conf import settings
 
 from teachlab.lab import reseed, stream
-from teachlab.lab.labevent import counts_parse, counts_view, seq_of
+from teachlab.lab.labevent import counts_parse, seq_of
+from teachlab.lab.runstate import totals
 from teachlab.lab.store import app_redis
 from teachlab.lab.stream import (
     ACTIVE,
@@ -123,7 +124,7 @@ def test_entry_event_turns_short_fields_into_the_event_dict():
         "visibility_timeout": 10.0,
         "tasks": 4,
         "prediction": 7,
-        "counts": counts_view({"received": 5, "first": 4, "started": 2, "suppressed": 1}, 4),
+        "counts": totals({"received": 5, "first": 4, "started": 2, "suppressed": 1}, 4),
         "data": {"retrying": True},
     }
     assert event["counts"]["receipts"] == 5 and event["counts"]["executions"] == 1

@@ -391,3 +391,40 @@ def test_a_bad_needs_range_a_missing_why_and_an_unknown_package_point_at_their_l
     _, problems = validate(GOOD.replace("question:", "needs: kombu 5.7\nquestion:"))
     assert lines_of(problems) == [4]
     assert "`needs` must be a mapping" in problems[0].message
+
+
+ON_REDIS = '    on_redis: "<6.2"\n'
+
+
+def test_a_check_may_be_limited_to_a_redis_or_kombu_range_and_a_bad_range_is_refused():
+    limited = GOOD.replace("  - what: receipts\n", "  - what: receipts\n" + ON_REDIS)
+    experiment, problems = validate(limited)
+    assert problems == []
+    assert experiment.checks[0]["on_redis"] == "<6.2"
+    bad = limited.replace('"<6.2"', "six point two").replace("on_redis", "on_kombu")
+    _, problems = validate(bad)
+    assert len(problems) == 1 and "`on_kombu` must be a version range like" in problems[0].message
+
+
+def test_workers_may_exit_takes_a_reason():
+    experiment, problems = validate(
+        GOOD.replace("question:", "workers_may_exit: they exit at start\nquestion:")
+    )
+    assert problems == [] and experiment.workers_may_exit == "they exit at start"
+    assert validate(GOOD)[0].workers_may_exit == ""
+    _, problems = validate(GOOD.replace("question:", "workers_may_exit: ''\nquestion:"))
+    assert (
+        lines_of(problems) == [4] and "`workers_may_exit` must be non-empty" in problems[0].message
+    )
+
+
+def test_a_tag_no_safe_loader_knows_is_a_problem_on_its_line_not_a_crash():
+    _, problems = validate(GOOD.replace("order: 1", "order: !python/object:os.system 1"))
+    assert problems and "not valid YAML" in problems[0].message
+    assert problems[0].line == GOOD.splitlines().index("order: 1") + 1
+
+
+def test_a_lone_surrogate_is_a_problem_not_a_crash():
+    """libyaml fails on a lone surrogate with UnicodeEncodeError; the file gets a message."""
+    _, problems = validate(GOOD.replace("order: 1", "order: '\ud800'"))
+    assert problems and "not valid YAML" in problems[0].message

@@ -113,3 +113,26 @@ def test_a_second_matrix_run_is_refused_while_one_holds_var_matrix(settings, tmp
                 pass
     with one_matrix_at_a_time():  # free again once the first is done
         pass
+
+
+def test_the_short_table_groups_combinations_by_outcome_and_keeps_the_workers_words(repo_copy):
+    digest = records.experiment_digest(SLUG)
+    error = "redis.exceptions.ResponseError: value is not an integer or out of range"
+    failed = {
+        **_record("5.7", "6.0", digest),
+        "verdict": "workers fail",
+        "reason": f"redis-short-1 exited 4 times: Unrecoverable error: server:ResponseError; {error}",
+    }
+    expected = {
+        **_record("5.7", "6.2", digest),
+        "reason": f"workers exit at start: redis-versions-1 exited 4 times: x; {error}",
+    }
+    records.records_store(
+        SLUG, [failed, expected, _record("5.5", "7.0", digest), _record("5.7", "7.0", digest)]
+    )
+    assert records.verified_summary(SLUG) == [
+        {"releases": "Celery 5.5, 5.7 × Redis 7.0", "verdict": "holds", "reason": ""},
+        {"releases": "Celery 5.7 × Redis 6.2", "verdict": "holds",
+         "reason": f"workers exit at start: {error}"},
+        {"releases": "Celery 5.7 × Redis 6.0", "verdict": "workers fail", "reason": error},
+    ]  # fmt: skip

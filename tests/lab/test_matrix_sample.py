@@ -92,3 +92,36 @@ def test_the_records_are_stored_per_experiment_with_the_files_digest(sample):
             ("5.7", "7.0"),
         ]
         assert {r["digest"] for r in stored} == {digest}
+
+
+def test_the_redis_6_0_experiment_holds_on_6_0_9_with_the_workers_exiting_and_on_7_0(tmp_path):
+    """kombu 5.7 on Redis 6.0.9: the workers exit at start (their sweep's ZRANGE … BYSCORE is
+    refused), and the experiment still runs and holds by its Redis 6.0 checks; on 7.0 by its
+    restore checks."""
+    manage("migrate", "--noinput", "-v", "0")
+    slug = "sweep-refused-on-redis-6-0"
+    done = subprocess.run(
+        [sys.executable, "manage.py", "lab", "matrix", "--celery", "5.7", "--redis", "6.0,7.0",
+         "--experiment", slug, "--json"],
+        cwd=BASE_DIR,
+        env=stack_env(TEACHLAB_LAB_VERIFIED_DIR=str(tmp_path), TEACHLAB_LOCAL_CONTROLS="1"),
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    try:
+        records = {r["combination"]["redis"]: r for r in json.loads(done.stdout)}
+    except ValueError:
+        pytest.fail(f"lab matrix printed no JSON:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    if any(r["verdict"] == "not run" for r in records.values()):
+        missing(f"Celery 5.7 could not run: {records}")
+    old, new = records["6.0"], records["7.0"]
+    assert old["versions"]["redis"] == "6.0.9" and old["versions"]["kombu"] == "5.7.0"
+    assert old["verdict"] == "holds", old
+    assert "value is not an integer or out of range" in old["reason"]
+    assert [c["says"].split(";")[0] for c in old["checks"]] == [
+        "On Redis 6.0 no worker ever received the task",
+        "On Redis 6.0 the task was still waiting in the broker when the watch ended.",
+    ]
+    assert new["versions"]["redis"].startswith("7.0.") and new["verdict"] == "holds", new
+    assert float(new["checks"][0]["observed"]) >= 2  # received again after the timeout
+    stored = json.loads((tmp_path / f"{slug}.json").read_text())["records"]
+    assert [r["verdict"] for r in stored] == ["holds", "holds"]

@@ -81,10 +81,10 @@ def test_the_run_metrics_read_what_the_memory_steps_saw():
 
 
 def test_a_run_stopped_after_the_fill_still_frees_memory_and_counts_its_refusals(tight):
-    from teachlab.lab.experiments.runner import RunState, _leave_no_trace
+    from teachlab.lab.experiments.runner import ExperimentRun, _leave_no_trace
 
     lane, client = tight
-    state = RunState(spec={"name": "full", "lane": LANE, "steps": []})
+    state = ExperimentRun(spec={"name": "full", "lane": LANE, "steps": []})
     state.broker["filled"] = memory_fill(lane=LANE)
     with pytest.raises(redis.exceptions.OutOfMemoryError):
         client.zadd("unacked_index", {"tag": 1.0})

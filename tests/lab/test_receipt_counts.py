@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Learner
-from teachlab.lab.labevent import counts_view
 from teachlab.lab.models import Run, RunEvent
 from teachlab.lab.reading import run_events, run_summary
+from teachlab.lab.runstate import totals
 
 
 def test_counters_from_raw_tallies_keep_receipts_executions_and_duplicates_apart():
     raw = {"received": 7, "first": 3, "started": 4, "suppressed": 1, "failed": 2}
     raw |= {"revoked": 1, "finished": 3}
-    assert counts_view(raw, 3) == {
+    assert totals(raw, 3) == {
         "tasks": 3,
         "receipts": 7,
         "executions": 3,
@@ -28,10 +28,10 @@ def test_counters_from_raw_tallies_keep_receipts_executions_and_duplicates_apart
 
 
 def test_counters_with_nothing_yet_are_zero_and_no_tasks_has_no_amplification():
-    assert counts_view({}, 0) == dict.fromkeys(
+    assert totals({}, 0) == dict.fromkeys(
         ["receipts", "executions", "suppressed", "duplicates", "failed", "revoked", "finished"], 0
     ) | {"tasks": 0, "amplification": 0.0}
-    assert counts_view({"received": "2", "first": "2", "started": "1"}, 3)["amplification"] == 0.333
+    assert totals({"received": "2", "first": "2", "started": "1"}, 3)["amplification"] == 0.333
 
 
 def _event(run, seq, kind, task, index, copy=1):

@@ -254,3 +254,45 @@ def test_a_measurement_without_its_notes_file_is_named_by_its_item(settings, tmp
     settings.BROKER_FACTS_FILE = tmp_path / "missing.md"
     row = evidence_row(Evidence("measured", "m", detail=(("item", "7"),)), experiment_titles=None)
     assert (row.title, row.note) == ("measurement note 7", "")
+
+
+def test_a_key_point_backed_by_an_experiment_shows_where_lab_matrix_verified_it(
+    client, settings, tmp_path
+):
+    """The short verified-on table: one row per outcome, the series it was recorded on, from
+    records whose digest matches the experiment file (a stale one is left out)."""
+    import json
+
+    from teachlab.lab.matrix.records import experiment_digest
+
+    settings.LESSONS_DIR = FIXTURES
+    settings.LAB_VERIFIED_DIR = str(tmp_path)
+    slug = "countdown-beyond-timeout"
+    digest = experiment_digest(slug)
+
+    def record(celery, redis, verdict="holds", reason="", digest=digest):
+        return {
+            "combination": {"celery": celery, "redis": redis},
+            "verdict": verdict,
+            "reason": reason,
+            "digest": digest,
+        }
+
+    needs = "needs kombu >=5.7 (this one has {}): the 1 s sweep is a kombu 5.7 option"
+    body = {
+        "records": [
+            record("5.7", "6.2"),
+            record("5.7", "7.0"),
+            record("5.5", "7.0", "skipped", needs.format("5.5.4")),
+            record("5.6", "7.0", "skipped", needs.format("5.6.2")),
+            record("5.7", "6.0", "holds", digest="0" * 64),  # another version of the file
+        ]
+    }
+    (tmp_path / f"{slug}.json").write_text(json.dumps(body))
+    points = key_points(client.get("/q/fixture-countdown/").content.decode())
+    shown = [p for p in points if "Verified on" in p]
+    assert shown, "a key point citing countdown-beyond-timeout shows the table"
+    table = shown[0]
+    assert "<td>Celery 5.7 × Redis 6.2–7.0</td><td>holds</td>" in table
+    assert "<td>Celery 5.5–5.6 × Redis 7.0</td><td>skipped: needs kombu &gt;=5.7</td>" in table
+    assert "Redis 6.0" not in table

@@ -619,3 +619,10 @@ def test_every_real_lesson_claim_is_backed():
     """The shipped content passes the evidence rules (the command CI and setup run)."""
     result = manage("validatelessons", "--evidence", check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_lone_surrogate_in_a_lesson_is_a_yaml_problem_not_a_crash():
+    from lessons.yamlschema import document_parse
+
+    doc, problems = document_parse("slug: a\ntitle: '\ud800'\n", shown="x.yaml")
+    assert doc is None and problems and problems[0].message.startswith("YAML syntax error")

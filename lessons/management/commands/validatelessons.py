@@ -9,10 +9,11 @@ from django.core.management.base import BaseCommand
 
 from lessons.claim_versions import documented_for, measured_on
 from lessons.glossary import check_glossary, glossary_path
-from lessons.loader import check_files, display_path, lesson_files
+from lessons.loader import check_files, lesson_files
 from lessons.rendering import count_words
 from lessons.schema import TIERS
 from lessons.seed_cases import seed_cases
+from lessons.shown_paths import display_path
 
 
 def _count(value) -> int:

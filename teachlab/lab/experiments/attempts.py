@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 GRACE = 120  # seconds beyond an experiment's planned length before a running attempt is stale
 BEAT = 5  # seconds between the jobs worker's signs of life on a running attempt
 BEAT_LOST = 30  # seconds without one before the attempt counts as lost with its worker
+ATTEMPT_TASK = "teachlab.experiment_attempt_run"  # the jobs worker's task (tasks.py)
 QUEUE_WAIT = 60  # seconds a queued attempt may wait for a jobs worker to take it
 WORKER_HINT = "`celery -A teachlab worker -Q teachlab-jobs` (scripts/run starts it)"
 LOST = {
@@ -130,10 +131,12 @@ def attempt_enqueue(*, attempt_id: str) -> bool:
     failed with a message saying so, rather than the request failing."""
     from kombu.exceptions import OperationalError
 
-    from teachlab.lab.experiments.tasks import experiment_attempt_run
+    from teachlab.celery import app as jobs_app  # (its import sets Django's settings module)
 
     try:
-        experiment_attempt_run.apply_async(
+        # By name, not through tasks.py: the task module imports this one to do the work.
+        jobs_app.send_task(
+            ATTEMPT_TASK,
             args=[attempt_id],
             expires=QUEUE_WAIT,  # a worker that comes back later must not run a swept attempt
             retry=True,

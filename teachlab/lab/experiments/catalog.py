@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 
-from lessons.loader import display_path
+from lessons.shown_paths import display_path
 from lessons.yamlschema import file_data
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
@@ -58,6 +58,9 @@ class Experiment:
     explanation: str
     links: list[dict] = field(default_factory=list)
     needs: dict = field(default_factory=dict)  # {"kombu": ">=5.7", "why": "..."}; {} for any
+    # why its checks mean something when the lane's workers exit at start ("" when they do
+    # not): `lab matrix` then runs it anyway instead of recording "workers fail"
+    workers_may_exit: str = ""
     path: str = ""
 
     def run_named(self, name: str) -> dict:
@@ -505,6 +508,11 @@ def experiment_validate(
         ids: set[str] = set()
         for i, check in enumerate(checks):
             _condition(c, check, ("checks", i), schema.CHECK_FIELDS, "a check", run_names)
+            for name in schema.CHECK_ON:
+                if isinstance(check, Mapping) and name in check:
+                    problem = range_problem(check[name])
+                    if problem:
+                        c.problem(("checks", i, name), f"`{name}` {problem}")
             if isinstance(check, Mapping) and "says" in check:
                 c.text(check["says"], ("checks", i, "says"), "a check's `says`")
             if isinstance(check, Mapping) and "id" in check:
@@ -532,6 +540,8 @@ def experiment_validate(
 
     if "needs" in data:
         _needs(c, data["needs"])
+    if "workers_may_exit" in data:
+        c.text(data["workers_may_exit"], ("workers_may_exit",), "`workers_may_exit`")
 
     if c.problems:
         return None, c.problems
@@ -602,6 +612,7 @@ def _experiment(data: dict, file: str, run_names: list[str]) -> Experiment:
         explanation=data["explanation"],
         links=data.get("links") or [],
         needs=dict(data.get("needs") or {}),
+        workers_may_exit=str(data.get("workers_may_exit") or "").strip(),
         path=file,
     )
 

@@ -196,7 +196,7 @@ def _amplification(obs: Observation) -> float | None:
 
 def _duplicates(obs: Observation) -> float:
     """Receipts beyond the first of each task, as the run page counts them
-    (labevent.counts_view: received minus first copies): a task that never arrived does not
+    (runstate.totals: received minus first copies): a task that never arrived does not
     hide another task's extra copy."""
     receipts = task_metric(observation=obs, what="receipts").values()
     return float(sum(max(0, (v or 0) - 1) for v in receipts))

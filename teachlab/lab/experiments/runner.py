@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import close_old_connections, connection
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import LabError
@@ -39,8 +41,9 @@ from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
+from teachlab.lab.run_versions import run_versions_fill
 from teachlab.lab.settle import copies_pending, run_settle
-from teachlab.lab.versions import run_versions_fill, versions_text
+from teachlab.lab.versions import broker_versions, versions_text
 from teachlab.lab.workers import (
     worker_control,
     worker_disconnect,
@@ -74,7 +77,9 @@ Progress = Callable[[str], None]
 
 
 @dataclass
-class RunState:
+class ExperimentRun:
+    """One run of an experiment while its steps play: the spec, the fired run, what happened."""
+
     spec: dict
     label: str = ""  # "Run “crash”: " when the experiment has several runs; "" otherwise
     run: Run | None = None
@@ -94,7 +99,7 @@ class StepFailed(LabError):
 # --- steps -------------------------------------------------------------------------------
 
 
-def _say(state: RunState, started: float, text: str, progress: Progress | None) -> None:
+def _say(state: ExperimentRun, started: float, text: str, progress: Progress | None) -> None:
     state.log.append((round(time.time() - started, 1), text))
     if progress is not None:
         progress(f"{state.label}{text}")
@@ -138,7 +143,7 @@ def until_text(condition: dict, *, own_run: str) -> str:
     return f"Watching until {phrase} (up to {float(within):g} s)"
 
 
-def _fire(*, state: RunState, experiment: Experiment, learner) -> None:
+def _fire(*, state: ExperimentRun, experiment: Experiment, learner) -> None:
     spec = state.spec
     label = f"experiment:{experiment.slug}:{spec['name']}"
     if spec.get("feeder"):
@@ -158,7 +163,7 @@ def _fire(*, state: RunState, experiment: Experiment, learner) -> None:
         )
 
 
-def _feed(state: RunState) -> None:
+def _feed(state: ExperimentRun) -> None:
     """The periodic feeder: every tick, publish what has come due."""
     sent: set[int] = set()
     try:
@@ -173,7 +178,7 @@ def _feed(state: RunState) -> None:
         connection.close()
 
 
-def _condition_met(*, states: dict[str, RunState], condition: dict) -> bool:
+def _condition_met(*, states: dict[str, ExperimentRun], condition: dict) -> bool:
     """An `until` reads its own run or, when it names one, another run of the experiment."""
     watched = states[condition["run"]].run
     if watched is None:  # that run has not fired yet
@@ -183,7 +188,7 @@ def _condition_met(*, states: dict[str, RunState], condition: dict) -> bool:
     return check_evaluate(check=spec, observations={condition["run"]: observation}).passed
 
 
-def _until(*, states: dict[str, RunState], condition: dict) -> bool:
+def _until(*, states: dict[str, ExperimentRun], condition: dict) -> bool:
     deadline = time.monotonic() + float(condition["within"])
     while time.monotonic() < deadline:
         if _condition_met(states=states, condition=condition):
@@ -216,7 +221,7 @@ def _alive(lane: str) -> list[dict]:
     return [w for w in workers_list() if w["lane"] == lane and w["alive"]]
 
 
-def _target_worker(*, state: RunState, action: str, target: str) -> str:
+def _target_worker(*, state: ExperimentRun, action: str, target: str) -> str:
     lane = state.spec["lane"]
     if target == "holder" and state.run is not None:
         name = _holder(run=state.run)
@@ -230,7 +235,9 @@ def _target_worker(*, state: RunState, action: str, target: str) -> str:
     return name
 
 
-def _stop_worker(*, state: RunState, action: str, target: str, grace: float | None = None) -> str:
+def _stop_worker(
+    *, state: ExperimentRun, action: str, target: str, grace: float | None = None
+) -> str:
     name = _target_worker(state=state, action=action, target=target)
     if grace is not None:
         worker_stop(name=name, grace=grace)
@@ -256,14 +263,14 @@ def lane_ready(*, lane: str, within: float = READY_WITHIN) -> bool:
 
 def _run_steps(
     *,
-    state: RunState,
+    state: ExperimentRun,
     experiment: Experiment,
     learner,
     started: float,
     progress: Progress | None,
     on_fired: Callable[[str, Run], None] | None,
-    waits_for: RunState | None,
-    states: dict[str, RunState],
+    waits_for: ExperimentRun | None,
+    states: dict[str, ExperimentRun],
 ) -> None:
     try:
         if waits_for is not None:
@@ -370,12 +377,12 @@ def _run_steps(
         connection.close()
 
 
-def _resume(state: RunState) -> None:
+def _resume(state: ExperimentRun) -> None:
     while state.paused:
         worker_resume(state.paused.pop())
 
 
-def _fill(*, state: RunState, started: float, progress: Progress | None) -> None:
+def _fill(*, state: ExperimentRun, started: float, progress: Progress | None) -> None:
     lane = state.spec["lane"]
     found = memory_fill(lane=lane)
     state.broker["filled"] = found
@@ -391,7 +398,7 @@ def _fill(*, state: RunState, started: float, progress: Progress | None) -> None
     )
 
 
-def _refusals_count(state: RunState) -> None:
+def _refusals_count(state: ExperimentRun) -> None:
     """The `ZADD` refusals since the fill: the run's own (the lane's server is its own)."""
     before = state.broker["filled"]["refused_before"]
     state.broker["unacked_writes_refused"] = (
@@ -399,7 +406,7 @@ def _refusals_count(state: RunState) -> None:
     )
 
 
-def _free(*, state: RunState, started: float, progress: Progress | None) -> None:
+def _free(*, state: ExperimentRun, started: float, progress: Progress | None) -> None:
     if "filled" in state.broker:
         _refusals_count(state)
     gone = memory_free(lane=state.spec["lane"])
@@ -407,7 +414,7 @@ def _free(*, state: RunState, started: float, progress: Progress | None) -> None
     _say(state, started, f"Deleted the {gone} filler values: Redis takes writes again", progress)
 
 
-def _leave_no_trace(state: RunState) -> None:
+def _leave_no_trace(state: ExperimentRun) -> None:
     """A run that stopped half-way never leaves a worker frozen or its broker full."""
     try:
         _resume(state)
@@ -530,7 +537,7 @@ def experiment_execute(
     started = time.time()
     several = len(experiment.runs) > 1
     states = {
-        spec["name"]: RunState(spec=spec, label=f"Run “{spec['name']}”: " if several else "")
+        spec["name"]: ExperimentRun(spec=spec, label=f"Run “{spec['name']}”: " if several else "")
         for spec in experiment.runs
     }
     threads = []
@@ -582,9 +589,11 @@ def experiment_execute(
         }
     checks = []
     if len(observations) == len(states):
+        versions = {name: run_check_versions(run) for name, run in runs.items()}
         checks = [
             check_evaluate(check=check, observations=observations).as_dict()
             for check in experiment.checks
+            if check_applies(check=check, versions=versions)
         ]
         verdict = prediction_verdict(
             experiment=experiment, observations=observations, value=prediction
@@ -610,6 +619,36 @@ def experiment_execute(
         "versions": {run["lane"]: run["versions"] for run in runs.values()},
         "seconds": round(time.time() - started, 1),
     }
+
+
+# check field -> the version it is compared with (`on_redis: ">=6.2"`, `on_kombu: "<5.7"`)
+CHECK_VERSION_KEYS = {"on_redis": "redis", "on_kombu": "kombu"}
+
+
+def run_check_versions(run: dict) -> dict[str, str]:
+    """What a check's `on_*` range is compared with: the run's Redis server and kombu as its
+    workers reported them at firing. Where no worker came up to report (kombu 5.7 on Redis
+    6.0), the Redis server is asked now; kombu is then unknown and an `on_kombu` check left
+    out."""
+    lane = lane_get(run["lane"])
+    found = {"redis": run["versions"].get("redis", ""), "kombu": run["versions"].get("kombu", "")}
+    if lane.is_redis and not found["redis"]:
+        found["redis"] = broker_versions(kind=lane.kind, url=lane.broker_url).get("redis", "")
+    return found
+
+
+def check_applies(*, check: dict, versions: dict[str, dict[str, str]]) -> bool:
+    """A check with `on_redis` / `on_kombu` counts only where its run's versions are in range."""
+    for name, key in CHECK_VERSION_KEYS.items():
+        if not check.get(name):
+            continue
+        try:
+            found = Version(versions.get(check["run"], {}).get(key, ""))
+        except InvalidVersion:
+            return False
+        if not SpecifierSet(check[name]).contains(found, prereleases=True):
+            return False
+    return True
 
 
 def metric_label(name: str) -> str:

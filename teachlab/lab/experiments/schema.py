@@ -21,6 +21,7 @@ FIELDS = {
     "explanation": True,
     "links": False,
     "needs": False,
+    "workers_may_exit": False,
 }
 BACKS_FIELDS = {"lesson": True, "claims": True}
 PREDICTION_FIELDS = {
@@ -45,8 +46,13 @@ RUN_FIELDS = {
     "after": False,
 }
 # `id`: a name unique in the file, for lessons to cite as evidence (`checks: [id]`).
+# `on_redis` / `on_kombu`: a version range of the run's Redis server / the workers' kombu (as
+# they report them) the check applies to; elsewhere it is left out of the verdict, so an
+# experiment whose outcome changed between releases states each outcome on its own releases.
+CHECK_ON = ("on_redis", "on_kombu")
 CHECK_FIELDS = {
     "id": False,
+    **{name: False for name in CHECK_ON},
     "run": False,
     "what": True,
     "per": False,

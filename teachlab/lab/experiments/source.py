@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from lessons.yamlschema import LOADER
+from lessons.yamlschema import compose
 
 Path = tuple[str | int, ...]
 
@@ -40,18 +40,16 @@ class YamlError(ValueError):
 
 def located_load(text: str) -> Located:
     """Parse one YAML document safely, remembering lines; raises YamlError on bad YAML."""
+    located = Located(data=None)
     try:
-        node = yaml.compose(text, Loader=LOADER)
+        node = compose(text)
+        if node is not None:  # a tag no safe constructor knows (`!thing`) fails in _build
+            located.data = _build(node, (), located, yaml.SafeLoader(""))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise YamlError(f"not valid YAML: {problem}", line) from exc
-    located = Located(data=None)
-    if node is None:
-        return located
-    constructor = yaml.SafeLoader("")
-    located.data = _build(node, (), located, constructor)
     return located
 
 

@@ -7,11 +7,10 @@ than run a second time (the module docstring there says why).
 from __future__ import annotations
 
 from teachlab.celery import app
+from teachlab.lab.experiments.attempts import ATTEMPT_TASK, attempt_work
 
 
-@app.task(name="teachlab.experiment_attempt_run", ignore_result=True)
+@app.task(name=ATTEMPT_TASK, ignore_result=True)
 def experiment_attempt_run(attempt_id: str) -> None:
     """Carry out one learner's attempt in the jobs worker (queued by the experiment page)."""
-    from teachlab.lab.experiments.attempts import attempt_work
-
     attempt_work(attempt_id=attempt_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -112,3 +113,67 @@ def verified_rows(slug: str) -> list[dict]:
         }
         for r in found
     ]
+
+
+def _spans(found: list[str], known: list[str]) -> str:
+    """["5.5", "5.6", "5.7"] as "5.5–5.7" where they run on in `known`; else listed."""
+    order = sorted(found, key=lambda v: known.index(v) if v in known else len(known))
+    runs: list[list[str]] = []
+    for value in order:
+        if (
+            runs
+            and value in known
+            and runs[-1][-1] in known
+            and known.index(value) == known.index(runs[-1][-1]) + 1
+        ):
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
+def _reason_short(record: dict) -> str:
+    """The part of a record's reason that is the same on every combination it applies to:
+    "needs kombu >=5.7" without "(this one has 5.5.4)"; the workers' error without which
+    worker it was; "" for a verdict that holds."""
+    reason = record.get("reason", "")
+    if record["verdict"] == "skipped":
+        return re.sub(r" \(this one has [^)]*\)", "", reason.split(": ", 1)[0])
+    if not reason:
+        return ""
+    said = reason.rsplit("; ", 1)[-1][:160]
+    return f"workers exit at start: {said}" if record["verdict"] == "holds" else said
+
+
+def verified_summary(slug: str) -> list[dict]:
+    """The verified-on table of a claim backed by this experiment, short: one row per outcome,
+    with the Celery and Redis series it was recorded on ("Celery 5.5–5.7 × Redis 6.2–7.0",
+    "holds"), from the records whose digest matches the experiment file."""
+    from teachlab.lab.matrix.envs import celery_series
+    from teachlab.lab.matrix.servers import REDIS_SERIES
+
+    try:
+        digest = experiment_digest(slug)
+        found = [r for r in records_read(slug) if r.get("digest") == digest]
+    except (OSError, ValueError):
+        return []
+    groups: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for r in found:
+        short = _reason_short(r)
+        by_celery = groups.setdefault((r["verdict"], short), {})
+        by_celery.setdefault(r["combination"]["celery"], set()).add(r["combination"]["redis"])
+    rows = []
+    for (verdict, reason), by_celery in groups.items():
+        by_redis: dict[tuple, list[str]] = {}
+        for celery, redis in by_celery.items():
+            by_redis.setdefault(tuple(sorted(redis)), []).append(celery)
+        for redis, celery in by_redis.items():
+            rows.append(
+                {
+                    "releases": f"Celery {_spans(celery, celery_series())} × Redis "
+                    f"{_spans(list(redis), list(REDIS_SERIES))}",
+                    "verdict": verdict,
+                    "reason": reason,
+                }
+            )
+    return sorted(rows, key=lambda row: (row["verdict"] != "holds", row["releases"]))

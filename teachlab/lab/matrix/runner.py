@@ -29,7 +29,7 @@ from django.test import override_settings
 from teachlab.devstack import Child
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.needs import needs_unmet
-from teachlab.lab.lanes import lane_get, worker_name
+from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS, lane_get, worker_name
 from teachlab.lab.matrix.envs import EnvFailed, env_build, lock_pins, matrix_dir
 from teachlab.lab.matrix.records import current_commit, experiment_digest
 from teachlab.lab.matrix.servers import PrivateRedis
@@ -101,9 +101,10 @@ class Supervised:
                     child.proc.kill()
 
 
-def child_env(broker_url: str) -> dict[str, str]:
+def child_env(broker_url: str, noeviction_url: str = "") -> dict[str, str]:
     return {
         "TEACHLAB_LAB_BROKER_REDIS_URL": broker_url,
+        **({"TEACHLAB_LAB_NOEVICTION_REDIS_URL": noeviction_url} if noeviction_url else {}),
         "TEACHLAB_REDIS_DB_APP": str(settings.LAB_MATRIX_DB_APP),
         "DJANGO_SETTINGS_MODULE": "teachlab.settings",
     }
@@ -326,19 +327,55 @@ def _combination_run(
     if not runnable:
         return records
     broker, workers = PrivateRedis(combination.redis), None
+    lanes = sorted({lane for e in runnable for lane in e.lanes})
+    # The noeviction lane's server of its own (maxmemory is a whole server's setting), of the
+    # same version, so its experiments never reach for the dev stack's server.
+    tight = PrivateRedis(combination.redis, args=NOEVICTION_SERVER_ARGS)
+    tight_needed = any(
+        lane_get(name).broker_url.startswith(settings.LAB_NOEVICTION_REDIS_URL + "/")
+        for name in lanes
+    )
     try:
         python = env_build(combination.celery, say=say)
         broker.start()
-        lanes = sorted({lane for e in runnable for lane in e.lanes})
+        if tight_needed:
+            tight.start()
         say(
-            f"Redis {broker.version} on port {broker.port}; starting workers for {', '.join(lanes)}"
+            f"Redis {broker.version} on port {broker.port}"
+            + (f" (noeviction server on {tight.port})" if tight_needed else "")
+            + f"; starting workers for {', '.join(lanes)}"
         )
-        env = child_env(broker.url)
+        env = child_env(broker.url, tight.url if tight_needed else "")
         run_logs = logs / f"celery-{combination.celery}-redis-{combination.redis}"
         shutil.rmtree(run_logs, ignore_errors=True)  # crash_reason reads this run's lines only
-        with override_settings(LAB_BROKER_REDIS_URL=broker.url):
+        noeviction = tight.url if tight_needed else settings.LAB_NOEVICTION_REDIS_URL
+        with override_settings(
+            LAB_BROKER_REDIS_URL=broker.url, LAB_NOEVICTION_REDIS_URL=noeviction
+        ):
             workers = lane_workers(python=python, lanes=lanes, env=env, logs=run_logs)
-            reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
+            exited = ""
+            try:
+                reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
+            except WorkersFailed as exc:
+                # An experiment about workers that cannot start still runs; the others are
+                # recorded as "workers fail" below, with the workers' own words.
+                if not any(e.workers_may_exit for e in runnable):
+                    raise
+                exited, reported = str(exc), {}
+                say(f"workers fail: {exc}; running the experiments that expect it")
+                records.extend(
+                    record_for(
+                        experiment=e,
+                        combination=combination,
+                        verdict="workers fail",
+                        reason=exited,
+                        broker=broker.version,
+                        pinned=pinned_versions(combination.celery),
+                    )
+                    for e in runnable
+                    if not e.workers_may_exit
+                )
+                runnable = [e for e in runnable if e.workers_may_exit]
             mismatch = version_mismatch(combination.celery, reported)
             if mismatch:
                 raise EnvFailed(mismatch)
@@ -351,9 +388,11 @@ def _combination_run(
                         experiment=next(e for e in runnable if e.slug == result["slug"]),
                         combination=combination,
                         verdict=verdict,
+                        reason=f"workers exit at start: {exited}" if exited else "",
                         result=result,
                         broker=broker.version,
                         seconds=result["seconds"],
+                        pinned=pinned_versions(combination.celery) if exited else None,
                     )
                 )
     except EnvFailed as exc:
@@ -376,5 +415,6 @@ def _combination_run(
         if workers is not None:
             workers.stop()
         broker.stop()
+        tight.stop()
     order = {e.slug: i for i, e in enumerate(experiments)}
     return sorted(records, key=lambda r: order[r["experiment"]])

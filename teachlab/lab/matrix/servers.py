@@ -84,8 +84,9 @@ def _free_port() -> int:
 class PrivateRedis:
     """One redis-server child; `version` is what it says in INFO, not what was asked for."""
 
-    def __init__(self, series: str) -> None:
+    def __init__(self, series: str, *, args: list[str] | None = None) -> None:
         self.series = series
+        self.args = list(args or [])  # more server options (the noeviction lane's maxmemory)
         self.port = 0
         self.proc: subprocess.Popen | None = None
         self.version = ""
@@ -101,7 +102,7 @@ class PrivateRedis:
         data.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [str(binary), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(data)],
+             "--appendonly", "no", "--dir", str(data), *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         atexit.register(self.stop)
