@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from lessons.evidence import evidence_stamp
+from lessons.evidence_context import evidence_stamp
 from lessons.lesson import (
     Claim,
     CodeSample,
