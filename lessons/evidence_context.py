@@ -82,6 +82,11 @@ def evidence_stamp() -> tuple:
     seeds = seeds_dir()
     if seeds.is_dir():
         paths.extend(sorted(seeds.iterdir()))
+    return file_stamps(paths)
+
+
+def file_stamps(paths: list[Path]) -> tuple:
+    """(path, mtime, size) of each file that is there: changes when any of them changes."""
     out = []
     for path in paths:
         try:
