@@ -16,7 +16,7 @@ from lessons.experiment_refs import experiment_checks
 from lessons.lab_versions import lab_versions
 from lessons.seed_cases import seed_cases, seed_cases_file
 from lessons.shown_paths import display_path
-from lessons.yamlschema import file_data
+from lessons.yamlread import file_data
 
 _FACT_ITEM = re.compile(r"^(\d+)\.\s", re.MULTILINE)
 
