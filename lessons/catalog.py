@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from lessons.evidence import evidence_stamp
+from lessons.evidence_context import evidence_stamp, file_stamps
 from lessons.lesson import (
     Claim,
     CodeSample,
@@ -65,17 +65,6 @@ def recheck_seconds() -> float:
     return float(getattr(settings, "LESSONS_RECHECK_SECONDS", 1.0))
 
 
-def _fingerprint(files: list[Path]) -> tuple:
-    stamps = []
-    for path in files:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        stamps.append((str(path), stat.st_mtime_ns, stat.st_size))
-    return tuple(stamps)
-
-
 def load_catalog(directory: Path | None = None) -> Catalog:
     """The catalog of `directory` (default settings.LESSONS_DIR), reloaded when files change."""
     directory = Path(directory or lesson_dir())
@@ -85,7 +74,7 @@ def load_catalog(directory: Path | None = None) -> Catalog:
     if cached is not None and now - _looked.get(key, -1e18) < recheck_seconds():
         return cached[1]
     files = lesson_files(directory)
-    stamp = (_fingerprint(files), evidence_stamp())
+    stamp = (file_stamps(files), evidence_stamp())
     _looked[key] = now
     if cached is not None and cached[0] == stamp:
         return cached[1]

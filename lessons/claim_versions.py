@@ -13,12 +13,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from lessons.evidence import (
-    PRODUCTS,
-    evidence_stamp,
-    experiments_dir,
-    facts_file,
-)
+from lessons.evidence import PRODUCTS
+from lessons.evidence_context import evidence_stamp, experiments_dir, facts_file
 from lessons.experiment_refs import ExperimentChecks, experiment_checks
 from lessons.lab_versions import ALWAYS, lab_versions
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from lessons.yamlschema import file_data
+from lessons.yamlread import file_data
 
 # The lab's lanes say "redis" or "rabbit"; lessons name products by these keys
 # (lessons/evidence.py PRODUCTS).

@@ -18,7 +18,7 @@ from typing import Annotated
 from django.conf import settings
 from pydantic import AfterValidator
 
-from lessons.evidence import experiment_slugs
+from lessons.evidence_context import experiment_slugs
 from lessons.lesson import Problem
 from lessons.question_links import link_problems
 from lessons.shown_paths import display_path

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from lessons.evidence import evidence_context, evidence_from_model
+from lessons.evidence import evidence_from_model
 from lessons.evidence_check import source_problem
+from lessons.evidence_context import evidence_context
 from lessons.lesson import (
     Claim,
     CodeSample,

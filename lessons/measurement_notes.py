@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from lessons.evidence import facts_file
+from lessons.evidence_context import facts_file
 
 HEADLINE_MAX = 140
 _ITEM = re.compile(r"^(\d+)\.\s+(.+?)(?=^\d+\.\s|^#|\Z)", re.M | re.S)

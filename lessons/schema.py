@@ -5,7 +5,8 @@ from typing import ClassVar
 
 from pydantic import StrictInt, field_validator
 
-from lessons.evidence import PRODUCTS, Backed, experiments_dir_shown
+from lessons.evidence import PRODUCTS, Backed
+from lessons.evidence_context import experiments_dir_shown
 from lessons.rendering import count_words, has_table
 from lessons.yamlschema import Slug, Text, YamlModel, choice, count, refusal
 

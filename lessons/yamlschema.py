@@ -46,7 +46,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
@@ -56,10 +55,9 @@ from pydantic_core import PydanticCustomError
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from lessons.yamlread import compose
+
 Loc = tuple[str | int, ...]
-# libyaml's parser when PyYAML was built with it (the wheels are): about ten times faster than
-# the pure-Python one, with the same nodes and line marks. Every YAML file read goes through it.
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 _SLUG = re.compile(SLUG_PATTERN)
 
@@ -137,30 +135,6 @@ def _plain(node: Node, loc: Loc, doc: Document) -> Any:
             items.append(_plain(item, (*loc, i), doc))
         return items
     return _scalars.construct_object(node, deep=True)
-
-
-def compose(text: str) -> Node | None:
-    """The node tree of one YAML document, with line marks. libyaml encodes the text to UTF-8
-    first and fails on a lone surrogate with UnicodeEncodeError; the pure-Python parser turns
-    that into the YAMLError every caller handles."""
-    try:
-        return yaml.compose(text, Loader=LOADER)
-    except UnicodeEncodeError:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-
-
-def file_data(path: Path) -> Any:
-    """The plain data of a YAML file, parsed once per version of the file (its mtime and size):
-    the cross-reference readers (experiment slugs and checks, lesson claims) ask for the same
-    files on every catalog reload. Raises OSError, UnicodeDecodeError or yaml.YAMLError like
-    a fresh read; callers must not change what they get."""
-    stat = Path(path).stat()
-    return _file_data(str(path), stat.st_mtime_ns, stat.st_size)
-
-
-@lru_cache(maxsize=256)
-def _file_data(path: str, _mtime_ns: int, _size: int) -> Any:
-    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=LOADER)  # noqa: S506 (safe)
 
 
 def document_load(path: Path, *, shown: str | None = None) -> tuple[Document | None, list[Problem]]:

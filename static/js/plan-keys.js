@@ -1,13 +1,24 @@
-// A presentation clicker sends PageDown/PageUp (some send the arrow keys): on the console they
-// press the plan's Next and Previous buttons, unless someone is typing in a field.
+// The console's keys (issue 28). A presentation clicker sends PageDown/PageUp (some send the
+// arrow keys): they press the plan's Next and Previous buttons. R, T, L and B press the
+// cockpit's reveal, vote timer, leaderboard and blank buttons (data-key), when they are on
+// screen: a control that does not apply now is not drawn or is put away, so its key does
+// nothing. Every key is ignored while someone types in a field.
 document.addEventListener("keydown", function (event) {
-  if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
-  var which = { PageDown: "next", ArrowRight: "next", PageUp: "previous", ArrowLeft: "previous" }[event.key];
-  if (!which) return;
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
   var el = event.target;
   if (el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName))) return;
-  var button = document.querySelector('[data-plan-step="' + which + '"]');
-  if (!button || button.disabled) return;
+  var step = { PageDown: "next", ArrowRight: "next", PageUp: "previous", ArrowLeft: "previous" }[event.key];
+  var selector;
+  if (step) {
+    if (event.shiftKey) return;
+    selector = '[data-plan-step="' + step + '"]';
+  } else if (/^[rtlb]$/i.test(event.key)) {
+    selector = '[data-key="' + event.key.toLowerCase() + '"]';
+  } else {
+    return;
+  }
+  var button = document.querySelector(selector);
+  if (!button || button.disabled || button.offsetParent === null) return;
   event.preventDefault();
   button.click();
 });

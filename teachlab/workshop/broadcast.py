@@ -97,8 +97,35 @@ def moderation_changed(*, room) -> None:
 
 
 def leaderboard_changed(*, room) -> None:
+    """The leaderboard on every screen; on the projector it is the whole slide."""
     html = fragments.scores_html(room, ["leaderboard"])
-    send(room, participant=html, presenter=html, personal=["score"])
+    send(
+        room,
+        participant=html + fragments.participant_html(room, ["moment"]),
+        presenter=html + fragments.presenter_html(room, ["now"]),
+        screen=screens.screen_html(room, ["board"]),
+        personal=["score"],
+    )
+
+
+def blank_changed(*, room) -> None:
+    """The console's B key: the projector blanks (or comes back); the cockpit says so."""
+    send(
+        room,
+        presenter=fragments.presenter_html(room, ["now"]),
+        screen=screens.screen_html(room, ["moment"]),
+    )
+
+
+def plan_moved(*, room) -> None:
+    """A plan step applied: the console's plan panel, and the projector's podium past the
+    last step (the step's own service told the screens everything else)."""
+    send(
+        room,
+        participant=fragments.participant_html(room, ["moment"]),
+        presenter=fragments.presenter_html(room, ["plan"]),
+        screen=screens.screen_html(room, ["moment"]),
+    )
 
 
 def seat_removed(*, room, seat) -> None:
@@ -141,7 +168,7 @@ def names_changed(*, room) -> None:
         room,
         participant=fragments.participant_html(room, parts) + _board(room, room.leaderboard),
         presenter=fragments.presenter_html(room, parts) + _board(room, room.leaderboard),
-        screen=screens.screen_html(room, parts),
+        screen=screens.screen_html(room, parts or ["board"]),
         personal=personal,
         names_changed=True,
     )
@@ -187,9 +214,17 @@ def presenter_part(*, room_id: int, part: str) -> str:
             "spread": selectors.spread(room.shared_run),
         }
     elif part == "seats":
-        return fragments.render_parts(
-            fragments.PRESENTER, ["seats"], {"room": room}
-        ) + fragments.moderation_html(room, ["status"])
+        return (
+            fragments.render_parts(fragments.PRESENTER, ["seats"], {"room": room})
+            + fragments.moderation_html(room, ["status"])
+            + fragments.render_parts(
+                fragments.PRESENTER, ["people"], fragments.presenter_context(room)
+            )
+        )
+    elif part == "answers":
+        # The open answers arriving live on the console (issue 28); never on the projector
+        # before the instructor picks them.
+        return fragments.presenter_html(room, ["answers"])
     else:
         return ""
     return fragments.render_parts(fragments.PRESENTER, [part], ctx)

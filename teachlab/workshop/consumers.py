@@ -29,9 +29,9 @@ from teachlab.workshop import (
     fragments,
     heartbeat,
     livecounts,
-    planrun,
     predictions,
     presence,
+    presenting,
     ratelimit,
     rooms,
     rounds,
@@ -47,7 +47,7 @@ from teachlab.workshop.models import Room, Seat
 
 log = logging.getLogger(__name__)
 
-REFRESHES = {"predict": "spread"}  # what the presenter redraws after each
+REFRESHES = {"predict": "spread", "answer": "answers"}  # what the presenter redraws after each
 COUNTED = {"vote", "predict", "answer"}  # what changes the live counts (livecounts.py)
 
 
@@ -421,33 +421,9 @@ class PresenterSocket(RoomSocket):
         if frame.action in ("vote", "predict", "answer"):
             raise WorkshopError("The presenter screen does not vote; join as a participant.")
         room = self.room()
-        f = frame.fields
-        if frame.action == "drive":
-            rooms.room_drive(room=room, question_slug=f["question"], tier=f["tier"])
-        elif frame.action == "claim":
-            votes.claim_open(room=room, claim_key=f["claim"])
-        elif frame.action == "reveal":
-            votes.claim_reveal(room=room)
-        elif frame.action == "fire":
-            predictions.shared_run_fire(
-                room=room, instructor=get_user_model().objects.get(pk=self.user_id)
-            )
-        elif frame.action == "close":
-            rooms.room_close(room=room)
-        elif frame.action == "plan_next":
-            planrun.plan_next(room=room)
-        elif frame.action == "plan_previous":
-            planrun.plan_previous(room=room)
-        elif frame.action == "lock":
-            if f["state"] not in ("on", "off"):
-                raise WorkshopError("Lock joins “on” or “off”.")
-            rooms.room_lock(room=room, locked=f["state"] == "on")
-        elif frame.action == "kick":
-            rooms.seat_kick(room=room, seat_id=f["seat"])
-        elif frame.action == "readmit":
-            rooms.seat_readmit(room=room, seat_id=f["seat"])
-        elif frame.action == "rename":
-            rooms.seat_rename(room=room, seat_id=f["seat"], nickname=f["nickname"])
+        # The same path as the console's buttons (views.driver_view): presenting.act.
+        user = get_user_model().objects.get(pk=self.user_id)
+        presenting.act(room=room, action=frame.action, fields=frame.fields, user=user)
         return fragments.error_html("")
 
 

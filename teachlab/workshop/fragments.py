@@ -57,7 +57,9 @@ def room_context(room: Room, *, seat: Seat | None = None, live: bool = False) ->
         "counts": None,
         "picture": None,
         "sent_at": f"{time.time():.3f}",
+        "moment": roundstate.moment(room),
     }
+    ctx["moment_label"] = roundstate.MOMENT_LABELS[ctx["moment"]]
     if ctx["my_vote"] is not None:
         ctx["my_choice"] = ctx["my_vote"].choice
         ctx["my_choice_label"] = CHOICE_LABELS[ctx["my_vote"].choice]
@@ -122,15 +124,31 @@ def render_parts(template: str, parts: list[str], ctx: dict) -> str:
     return "".join(render_to_string(f"{template}#{part}", ctx) for part in parts)
 
 
+def with_moment(parts: list[str], *extra: str) -> list[str]:
+    """Every redraw of an open room's screen says which moment the room is on (the page's
+    stylesheet shows that one and drops what is over), and the console's cockpit follows."""
+    if not parts or "ended" in parts:
+        return parts
+    return [*parts, *(p for p in extra if p not in parts)]
+
+
 def participant_html(room: Room, parts: list[str], *, seat: Seat | None = None, **kw) -> str:
-    return render_parts(PARTICIPANT, parts, room_context(room, seat=seat, **kw))
+    return render_parts(
+        PARTICIPANT, with_moment(parts, "moment"), room_context(room, seat=seat, **kw)
+    )
 
 
-def presenter_html(room: Room, parts: list[str], **kw) -> str:
+def presenter_context(room: Room, **kw) -> dict:
     ctx = room_context(room, **kw)
     ctx.update(presenter_extras(room))
     ctx.update(roundstate.counts_context(room))  # connected, answered of those present
-    return render_parts(PRESENTER, parts, ctx)
+    ctx.update(roundstate.people_context(room, ctx["present_ids"]))
+    return ctx
+
+
+def presenter_html(room: Room, parts: list[str], **kw) -> str:
+    ctx = presenter_context(room, **kw)
+    return render_parts(PRESENTER, with_moment(parts, "now", "quick"), ctx)
 
 
 def run_event_frames(events: list[dict]) -> list[str]:

@@ -22,8 +22,14 @@ PRESENTER_ACTIONS = {
     "drive": {"question": ("text", 100), "tier": ("text", 20)},
     "claim": {"claim": ("text", 200)},
     "reveal": {},
+    "timer": {"seconds": ("id", 4)},
     "fire": {},
+    "outcome": {},
+    "answers_end": {},
     "close": {},
+    # The console's keys: L the leaderboard, B a blank projector (issue 28)
+    "leaderboard": {"state": ("text", 8)},
+    "blank": {"state": ("text", 8)},
     # A room started from a session plan: apply its next or previous step (planrun.py)
     "plan_next": {},
     "plan_previous": {},

@@ -22,6 +22,7 @@ from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part
 from teachlab.workshop.models import Room, SharedRun
 from teachlab.workshop.predictions import shared_run_finish
+from teachlab.workshop.screens import joined_html_for as joined_html
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +166,7 @@ class RoomHub:
     def refresh_soon(self, part: str) -> None:
         """Redraw a presenter-only part for this process's presenters, once for a burst of
         asks (broadcast.send_refresh); a process with no presenter draws nothing."""
-        if not any(m.is_presenter for m in self.members):
+        if not any(m.is_presenter or (part == "seats" and m.is_screen) for m in self.members):
             return
         task = self.refreshing.get(part)
         if task is None or task.done():
@@ -176,13 +177,17 @@ class RoomHub:
         # Let go of the slot before reading, so a change stored after the read asks again.
         self.refreshing.pop(part, None)
         html = await db_async(presenter_part)(room_id=self.room_id, part=part)
-        if html:
-            for member in list(self.members):
-                if member.is_presenter:
-                    try:
-                        await member.hub_push(html)
-                    except Exception:  # noqa: BLE001 - a socket that went away mid-send
-                        log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
+        screen = ""
+        if part == "seats" and any(m.is_screen for m in self.members):
+            screen = await db_async(joined_html)(room_id=self.room_id)  # the lobby's names
+        for member in list(self.members):
+            out = html if member.is_presenter else screen if member.is_screen else ""
+            if not out:
+                continue
+            try:
+                await member.hub_push(out)
+            except Exception:  # noqa: BLE001 - a socket that went away mid-send
+                log.debug("workshop hub %s: push failed", self.room_id, exc_info=True)
 
     def take_event(self, message: dict) -> None:
         seq = (message.get("event") or {}).get("seq") or 0

@@ -40,6 +40,7 @@ class Room(models.Model):
     # What the presenter shows; participants in follow mode see the same.
     question_slug = models.CharField(max_length=100, blank=True)
     tier = models.CharField(max_length=20, blank=True)
+    staged_at = models.DateTimeField(null=True, blank=True)  # when the stage last changed
     claim_round = models.ForeignKey(
         "ClaimRound", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -58,6 +59,8 @@ class Room(models.Model):
     plan_title = models.CharField(max_length=120, blank=True)
     plan_steps = models.JSONField(default=list, blank=True)
     plan_at = models.IntegerField(null=True, blank=True)  # index of the step applied last
+    # The console's B key: the projector shows nothing until it is pressed again (issue 28).
+    blanked = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]

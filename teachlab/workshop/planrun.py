@@ -4,7 +4,7 @@ click could not."""
 
 from __future__ import annotations
 
-from teachlab.workshop import broadcast, fragments, planformat, predictions, rooms, rounds, votes
+from teachlab.workshop import broadcast, planformat, predictions, rooms, rounds, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import Plan, Room
 
@@ -57,14 +57,16 @@ def plan_go(*, room: Room, index: int) -> Room:
     steps = room.plan_steps or []
     if not steps:
         raise WorkshopError("This room runs free: it was not started from a plan.")
-    if not 0 <= index < len(steps):
+    # One past the last step is the podium (the projector's closing slide).
+    if not 0 <= index <= len(steps):
         raise WorkshopError(
             "That was the last step of the plan." if index >= 0 else "That is the first step."
         )
-    step_apply(room=room, step=steps[index])
+    if index < len(steps):
+        step_apply(room=room, step=steps[index])
     Room.objects.filter(pk=room.pk).update(plan_at=index)
     room.refresh_from_db()
-    broadcast.send(room, presenter=fragments.presenter_html(room, ["plan"]))
+    broadcast.plan_moved(room=room)
     return room
 
 

@@ -53,4 +53,6 @@ def plan_context(room: Room) -> dict:
         "plan_current": rows[at] if at is not None and 0 <= at < len(rows) else None,
         "plan_next": rows[following] if following < len(rows) else None,
         "plan_has_previous": at is not None and at > 0,
+        # One past the last step: the podium (planrun.plan_go).
+        "plan_finished": bool(rows) and at is not None and at >= len(rows),
     }

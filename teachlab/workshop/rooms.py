@@ -139,13 +139,18 @@ def _room_seat(room: Room, seat_id: int) -> Seat:
     return seat
 
 
+def _room_switch(room: Room, field: str, value: bool, tell) -> Room:
+    """Turn one of an open room's switches and tell its screens."""
+    room.require_open()
+    Room.objects.filter(pk=room.pk).update(**{field: value})
+    setattr(room, field, value)
+    tell(room=room)
+    return room
+
+
 def room_lock(*, room: Room, locked: bool) -> Room:
     """Lock (or unlock) joins: seated participants stay and may reconnect; nobody new."""
-    room.require_open()
-    Room.objects.filter(pk=room.pk).update(joins_locked=locked)
-    room.joins_locked = locked
-    broadcast.moderation_changed(room=room)
-    return room
+    return _room_switch(room, "joins_locked", locked, broadcast.moderation_changed)
 
 
 def room_leaderboard(*, room: Room, shown: bool) -> Room:
@@ -155,6 +160,11 @@ def room_leaderboard(*, room: Room, shown: bool) -> Room:
     broadcast.leaderboard_changed(room=room)
     broadcast.moderation_changed(room=room)
     return room
+
+
+def room_blank(*, room: Room, blanked: bool) -> Room:
+    """Blank the projector (or bring it back): the room's state is kept, only hidden."""
+    return _room_switch(room, "blanked", blanked, broadcast.blank_changed)
 
 
 def seat_kick(*, room: Room, seat_id: int) -> Seat:
@@ -209,7 +219,8 @@ def room_drive(*, room: Room, question_slug: str, tier: str) -> Room:
         raise WorkshopError("The room is still writing its answers: end the answer round first.")
     room.question_slug = question_slug
     room.tier = tier
-    room.save(update_fields=["question_slug", "tier"])
+    room.staged_at = timezone.now()
+    room.save(update_fields=["question_slug", "tier", "staged_at"])
     broadcast.stage_changed(room=room)
     return room
 

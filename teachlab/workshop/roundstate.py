@@ -3,6 +3,8 @@ who is present. Reads only (rounds.py changes these), so fragments can use it fr
 
 from __future__ import annotations
 
+import datetime
+
 from django.utils import timezone
 
 from teachlab.workshop import content, presence
@@ -82,7 +84,7 @@ def counts_context(room: Room) -> dict:
                 "pk", flat=True
             )
         )
-    ctx = {"present_count": None if present is None else len(present)}
+    ctx = {"present_count": None if present is None else len(present), "present_ids": present}
     cr = room.claim_round
     if cr is not None:
         # A removed seat's vote is neither "answered" nor "from people who left".
@@ -98,3 +100,75 @@ def counts_context(room: Room) -> dict:
     if ar is not None:
         ctx["answer_count"] = ar.answers.count()
     return ctx
+
+
+# What the room is on now (issue 28): the projector shows only this moment, phones drop what
+# is over, and the console says it. The newest of the stage, the claim, the answer round and
+# the run is the current one, unless the console blanked the projector or put up the
+# leaderboard, or the plan is past its last step (the podium).
+MOMENT_LABELS = {
+    "ended": "The room is closed",
+    "blank": "A blank projector",
+    "podium": "The podium: the top three",
+    "leaderboard": "The leaderboard",
+    "lobby": "The lobby: join code, QR code and names",
+    "tier": "The question",
+    "claim": "A claim vote",
+    "answers": "An answer round",
+    "run": "A prediction and shared run",
+}
+_EARLIEST = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+
+
+def plan_finished(room: Room) -> bool:
+    steps = room.plan_steps or []
+    return bool(steps) and room.plan_at is not None and room.plan_at >= len(steps)
+
+
+def moment(room: Room) -> str:
+    if not room.is_open:
+        return "ended"
+    if room.blanked:
+        return "blank"
+    if plan_finished(room):
+        return "podium"
+    if room.leaderboard:
+        return "leaderboard"
+    candidates = []
+    if room.question_slug:
+        candidates.append((room.staged_at or _EARLIEST, 0, "tier"))
+    for n, (thing, kind) in enumerate(
+        ((room.claim_round, "claim"), (room.answer_round, "answers"), (room.shared_run, "run")),
+        start=1,
+    ):
+        if thing is not None:
+            candidates.append((thing.opened_at, n, kind))
+    return max(candidates)[2] if candidates else "lobby"
+
+
+def people_context(room: Room, present: set[int] | None) -> dict:
+    """The console's per-person list: who is connected, and who answered what is open now
+    (the claim's vote, the answer round, the run's prediction)."""
+    kind = moment(room)
+    done: set[int] = set()
+    if kind == "claim" and room.claim_round is not None:
+        done = set(room.claim_round.votes.values_list("seat_id", flat=True))
+    elif kind == "answers" and room.answer_round is not None:
+        done = set(room.answer_round.answers.values_list("seat_id", flat=True))
+    elif kind == "run" and room.shared_run is not None:
+        done = set(room.shared_run.predictions.values_list("seat_id", flat=True))
+    seats = Seat.objects.filter(room=room, kicked_at__isnull=True).order_by("nickname", "pk")
+    people = [
+        {
+            "pk": s.pk,
+            "nickname": s.nickname,
+            "present": present is not None and s.pk in present,
+            "answered": s.pk in done,
+        }
+        for s in seats.only("pk", "nickname")
+    ]
+    return {
+        "people": people,
+        "people_asked": kind in ("claim", "answers", "run"),
+        "people_answered": sum(p["answered"] for p in people),
+    }

@@ -25,6 +25,7 @@ urlpatterns = [
     path("r/<str:code>/close/", views.close, name="close"),
     path("r/<str:code>/plan/next/", views.plan_next, name="plan_next"),
     path("r/<str:code>/plan/previous/", views.plan_previous, name="plan_previous"),
+    path("r/<str:code>/blank/", views.blank, name="blank"),
     path("r/<str:code>/ranking/", views.ranking, name="ranking"),
     path("r/<str:code>/lock/", views.lock, name="lock"),
     path("r/<str:code>/leaderboard/", views.leaderboard, name="leaderboard"),

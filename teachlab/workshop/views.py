@@ -15,17 +15,15 @@ from teachlab.identity import client_address
 from teachlab.workshop import (
     content,
     fragments,
-    planrun,
     predictions,
+    presenting,
     ratelimit,
     results,
     rooms,
-    rounds,
     roundstate,
     screens,
     selectors,
     suggestions,
-    votes,
 )
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.forms import (
@@ -232,14 +230,12 @@ def _join_context(request: HttpRequest, room: Room) -> dict:
 @driver_only
 def present(request: HttpRequest, room: Room) -> HttpResponse:
     """The instructor console: every control; on a laptop, a phone or a second window."""
-    ctx = fragments.room_context(room, live=True)
+    ctx = fragments.presenter_context(room, live=True)
     ctx.update(
         ws_url=f"/ws/workshop/{room.code}/present/",
         **_join_context(request, room),
         found=selectors.seats_find(room=room),
         query="",
-        **fragments.presenter_extras(room),
-        **roundstate.counts_context(room),
     )
     return render(request, fragments.PRESENTER, ctx)
 
@@ -267,23 +263,6 @@ def _acted(request: HttpRequest, room: Room, parts: list[str], error: str = "") 
     return HttpResponse(fragments.presenter_html(room, [*parts, "error"]))
 
 
-def driver_action(parts: list[str]):
-    def decorate(action):
-        @wraps(action)
-        @require_POST
-        @driver_only
-        def view(request: HttpRequest, room: Room) -> HttpResponse:
-            try:
-                action(request, room)
-            except WorkshopError as exc:
-                return _acted(request, room, parts, exc.message)
-            return _acted(request, room, parts)
-
-        return view
-
-    return decorate
-
-
 def _posted(form_class, request: HttpRequest):
     """A presenter action's form, bound and valid, or a WorkshopError with its first problem."""
     form = form_class(request.POST)
@@ -292,101 +271,54 @@ def _posted(form_class, request: HttpRequest):
     return form
 
 
-@driver_action(["stage", "claims"])
-def drive(request: HttpRequest, room: Room) -> None:
-    form = _posted(DriveForm, request)
-    rooms.room_drive(
-        room=room, question_slug=form.cleaned_data["question"], tier=form.cleaned_data["tier"]
-    )
+def _form_fields(form_class):
+    return lambda request: _posted(form_class, request).cleaned_data
 
 
-@driver_action(["claim"])
-def claim(request: HttpRequest, room: Room) -> None:
-    form = _posted(ClaimForm, request)
-    votes.claim_open(room=room, claim_key=form.cleaned_data["claim"])
+def _run_fields(request: HttpRequest) -> dict:
+    data = _posted(RunOpenForm, request).cleaned_data
+    return {**data, "params": {k: data[k] for k in predictions.ROOM_PARAMS}}
 
 
-@driver_action(["claim"])
-def reveal(request: HttpRequest, room: Room) -> None:
-    votes.claim_reveal(room=room)
+def _state_field(request: HttpRequest) -> dict:
+    return {"state": request.POST.get("state", "")}
 
 
-@driver_action(["run"])
-def run_open(request: HttpRequest, room: Room) -> None:
-    form = _posted(RunOpenForm, request)
-    data = form.cleaned_data
-    predictions.shared_run_open(
-        room=room,
-        experiment_slug=data["experiment"],
-        lane=data["lane"],
-        params={k: data[k] for k in predictions.ROOM_PARAMS},
-        prompt=data["prompt"],
-        metric=data["metric"],
-    )
+def driver_view(action: str, fields_of=None):
+    """A console button's view: one of presenting.ACTIONS, the same path the presenter
+    socket's frames take (consumers.PresenterSocket.act)."""
+
+    @require_POST
+    @driver_only
+    def view(request: HttpRequest, room: Room) -> HttpResponse:
+        try:
+            fields = fields_of(request) if fields_of else {}
+            parts = presenting.act(room=room, action=action, fields=fields, user=request.user)
+        except WorkshopError as exc:
+            return _acted(request, room, presenting.parts_of(action), exc.message)
+        return _acted(request, room, parts)
+
+    view.__name__ = view.__qualname__ = action
+    return view
 
 
-@driver_action(["run"])
-def fire(request: HttpRequest, room: Room) -> None:
-    predictions.shared_run_fire(room=room, instructor=request.user)
-
-
-@driver_action(["run"])
-def outcome(request: HttpRequest, room: Room) -> None:
-    shared = room.shared_run
-    if shared is None or not shared.run_id:
-        raise WorkshopError("Fire a run first.")
-    if shared.observed is None and not predictions.shared_run_finish(shared=shared):
-        raise WorkshopError("The lab has no summary for this run yet.")
-
-
-@driver_action(["claim"])
-def timer(request: HttpRequest, room: Room) -> None:
-    form = _posted(TimerForm, request)
-    rounds.claim_timer_start(room=room, seconds=form.cleaned_data["seconds"])
-
-
-@driver_action(["spreadtoggle"])
-def spread(request: HttpRequest, room: Room) -> None:
-    form = _posted(ShowForm, request)
-    rounds.spread_show(room=room, shown=form.cleaned_data["show"] == "1")
-
-
-@driver_action(["stage", "answers"])
-def answers_open(request: HttpRequest, room: Room) -> None:
-    form = _posted(AnswerRoundForm, request)
-    rounds.answer_round_open(room=room, seconds=form.cleaned_data["seconds"])
-
-
-@driver_action(["stage", "answers"])
-def answers_end(request: HttpRequest, room: Room) -> None:
-    rounds.answer_round_end(room=room)
-
-
-@driver_action(["answers"])
-def answer_show(request: HttpRequest, room: Room) -> None:
-    form = _posted(AnswerShowForm, request)
-    rounds.answer_show(
-        room=room, answer_id=form.cleaned_data["answer"], shown=form.cleaned_data["show"] == "1"
-    )
-
-
-@driver_action(["ended"])
-def close(request: HttpRequest, room: Room) -> None:
-    rooms.room_close(room=room)
-
-
+drive = driver_view("drive", _form_fields(DriveForm))
+claim = driver_view("claim", _form_fields(ClaimForm))
+reveal = driver_view("reveal")
+run_open = driver_view("run", _run_fields)
+fire = driver_view("fire")
+outcome = driver_view("outcome")
+timer = driver_view("timer", _form_fields(TimerForm))
+spread = driver_view("spread", _form_fields(ShowForm))
+answers_open = driver_view("answers_open", _form_fields(AnswerRoundForm))
+answers_end = driver_view("answers_end")
+answer_show = driver_view("answer_show", _form_fields(AnswerShowForm))
+close = driver_view("close")
 # Session plans: Next and Previous apply a step through the services the buttons above call.
-PLAN_PARTS = ["stage", "claims", "claim", "answers", "run", "plan"]
-
-
-@driver_action(PLAN_PARTS)
-def plan_next(request: HttpRequest, room: Room) -> None:
-    planrun.plan_next(room=room)
-
-
-@driver_action(PLAN_PARTS)
-def plan_previous(request: HttpRequest, room: Room) -> None:
-    planrun.plan_previous(room=room)
+plan_next = driver_view("plan_next")
+plan_previous = driver_view("plan_previous")
+# The console's B key: blank the projector, or bring it back.
+blank = driver_view("blank", _state_field)
 
 
 @require_GET
@@ -423,52 +355,35 @@ def _moderated(request: HttpRequest, room: Room, error: str = "") -> HttpRespons
     return HttpResponse(html + fragments.error_html(error))
 
 
-def moderation_action(action):
-    """A POST from the moderation panel: CSRF (Django's middleware), instructor or staff."""
+def moderation_view(action: str, fields_of=None):
+    """A POST from the moderation panel (CSRF by Django's middleware, instructor or staff),
+    through presenting.act like every other presenter action."""
 
-    @wraps(action)
     @require_POST
     @driver_only
-    def view(request: HttpRequest, room: Room, **kwargs) -> HttpResponse:
+    def view(request: HttpRequest, room: Room, seat_id: int | None = None) -> HttpResponse:
         try:
-            action(request, room, **kwargs)
+            fields = fields_of(request) if fields_of else {}
+            if seat_id is not None:
+                fields["seat"] = seat_id
+            presenting.act(room=room, action=action, fields=fields, user=request.user)
         except WorkshopError as exc:
             return _moderated(request, room, exc.message)
         return _moderated(request, room)
 
+    view.__name__ = view.__qualname__ = action
     return view
 
 
-@moderation_action
-def lock(request: HttpRequest, room: Room) -> None:
-    state = request.POST.get("state", "")
-    if state not in ("on", "off"):
-        raise WorkshopError("Lock joins “on” or “off”.")
-    rooms.room_lock(room=room, locked=state == "on")
+def _rename_fields(request: HttpRequest) -> dict:
+    return {"nickname": _posted(RenameForm, request).cleaned_data["nickname"]}
 
 
-@moderation_action
-def leaderboard(request: HttpRequest, room: Room) -> None:
-    state = request.POST.get("state", "")
-    if state not in ("on", "off"):
-        raise WorkshopError("Show the leaderboard “on” or “off”.")
-    rooms.room_leaderboard(room=room, shown=state == "on")
-
-
-@moderation_action
-def seat_kick(request: HttpRequest, room: Room, seat_id: int) -> None:
-    rooms.seat_kick(room=room, seat_id=seat_id)
-
-
-@moderation_action
-def seat_readmit(request: HttpRequest, room: Room, seat_id: int) -> None:
-    rooms.seat_readmit(room=room, seat_id=seat_id)
-
-
-@moderation_action
-def seat_rename(request: HttpRequest, room: Room, seat_id: int) -> None:
-    form = _posted(RenameForm, request)
-    rooms.seat_rename(room=room, seat_id=seat_id, nickname=form.cleaned_data["nickname"])
+lock = moderation_view("lock", _state_field)
+leaderboard = moderation_view("leaderboard", _state_field)
+seat_kick = moderation_view("kick")
+seat_readmit = moderation_view("readmit")
+seat_rename = moderation_view("rename", _rename_fields)
 
 
 @require_GET

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from lessons.catalog import all_questions
-from lessons.evidence import seed_says, seeds_dir
+from lessons.evidence import seed_says
 from lessons.evidence_citations import citing_seed, detail_of
+from lessons.evidence_context import seeds_dir
 from lessons.source_view import module_file
 from tests.lessons.lessonfiles import write
 

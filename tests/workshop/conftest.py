@@ -61,9 +61,10 @@ async def join_socket(seat) -> WebsocketCommunicator:
     return comm
 
 
-async def presenter_socket(room, user) -> WebsocketCommunicator:
+async def presenter_socket(room, user, *, view: str = "present") -> WebsocketCommunicator:
+    """The console's socket (or, with view="screen", the projector's), its state frame read."""
     cookie = await database_sync_to_async(session_cookie)(user)
-    comm = socket(f"/ws/workshop/{room.code}/present/", cookie)
+    comm = socket(f"/ws/workshop/{room.code}/{view}/", cookie)
     connected, _ = await comm.connect()
     assert connected
     # The first console drawn in a session renders every template cold: seconds under load.

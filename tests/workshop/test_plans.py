@@ -291,8 +291,12 @@ def test_next_and_previous_apply_each_step_through_the_rooms_own_actions(
     client.post(next_url)  # 5: the leaderboard
     room.refresh_from_db()
     assert room.leaderboard and room.plan_at == 4
+    response = client.post(next_url, HTTP_HX_REQUEST="true")  # one past the last: the podium
+    room.refresh_from_db()
+    assert room.plan_at == 5 and 'data-moment="podium"' in response.content.decode()
     response = client.post(next_url, HTTP_HX_REQUEST="true")
     assert "That was the last step of the plan." in response.content.decode()
+    client.post(reverse("workshop:plan_previous", args=[room.code]))  # back to the leaderboard
     client.post(reverse("workshop:plan_previous", args=[room.code]))  # back to the run
     room.refresh_from_db()
     assert room.plan_at == 3 and not room.leaderboard

@@ -17,7 +17,7 @@ import yaml
 from django.conf import settings
 
 from lessons.shown_paths import display_path
-from lessons.yamlschema import file_data
+from lessons.yamlread import file_data
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
 from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS

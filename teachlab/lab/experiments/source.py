@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from lessons.yamlschema import compose
+from lessons.yamlread import compose
 
 Path = tuple[str | int, ...]
 
