@@ -22,13 +22,6 @@ from lessons.models import (
     SelfRating,
     TierReveal,
 )
-from lessons.progress_file import (
-    ACTIVITY_NOTE,
-    FORMAT,
-    experiment_attempts_export,
-    lab_runs_export,
-)
-from lessons.quiz import ordered_keys
 from lessons.record_nouns import counted
 from lessons.schema import TIERS
 
@@ -300,78 +293,6 @@ def progress_reset(*, learner: Learner) -> None:
         learner.self_ratings.all().delete()
         learner.quiz_attempts.all().delete()  # answers go with them
         learner.review_items.all().delete()
-
-
-def _iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def progress_export(*, learner: Learner, now: dt.datetime) -> dict:
-    """Everything progress holds about this learner, as plain JSON-ready data."""
-    attempts = []
-    for attempt in learner.quiz_attempts.prefetch_related("answers").order_by("created_at"):
-        answers = list(attempt.answers.all())
-        attempts.append(
-            {
-                "id": attempt.pk,
-                "kind": attempt.kind,
-                "question": attempt.question_slug or None,
-                "retry_of": attempt.retry_of_id,
-                "started_at": _iso(attempt.created_at),
-                "claims_in_order": ordered_keys(claim_keys=attempt.claim_keys, seed=attempt.seed),
-                "answers": [
-                    {
-                        "claim": a.claim_key,
-                        "said": "holds up" if a.said_holds else "costs you the question",
-                        "correct": a.correct,
-                        "answered_at": _iso(a.answered_at),
-                    }
-                    for a in answers
-                ],
-                "score": {
-                    "correct": sum(a.correct for a in answers),
-                    "answered": len(answers),
-                    "total": len(attempt.claim_keys),
-                },
-            }
-        )
-    return {
-        "format": FORMAT,
-        "note": ACTIVITY_NOTE,
-        "exported_at": _iso(now),
-        "account": learner.user.get_username() if learner.user_id else None,
-        "learner_since": _iso(learner.created_at),
-        "tiers_revealed": [
-            {"question": r.question_slug, "tier": r.tier, "revealed_at": _iso(r.revealed_at)}
-            for r in learner.tier_reveals.order_by("revealed_at")
-        ],
-        "self_ratings": [
-            {
-                "question": r.question_slug,
-                "tier": r.tier,
-                "rating": r.rating,
-                "rated_at": _iso(r.rated_at),
-            }
-            for r in learner.self_ratings.order_by("rated_at")
-        ],
-        "quiz_attempts": attempts,
-        "review": [
-            {
-                "kind": i.kind,
-                "key": i.key,
-                "due_on": _iso(i.due_on),
-                "last_reviewed_on": _iso(i.last_reviewed_on),
-                "interval_days": i.interval_days,
-                "repetitions": i.repetitions,
-                "easiness": round(i.easiness, 3),
-                "reviews": i.reviews,
-                "lapses": i.lapses,
-            }
-            for i in learner.review_items.order_by("due_on", "key")
-        ],
-        "lab_runs": lab_runs_export(learner=learner),
-        "experiment_attempts": experiment_attempts_export(learner=learner),
-    }
 
 
 def progress_merge(*, source: Learner, target: Learner) -> None:

@@ -301,7 +301,7 @@ def _epoch_iso(value: float | None) -> str | None:
     return dt.datetime.fromtimestamp(value, dt.UTC).isoformat() if value else None
 
 
-def _iso(value) -> str | None:
+def iso_or_none(value) -> str | None:
     return value.isoformat() if value is not None else None
 
 
@@ -363,8 +363,10 @@ def experiment_attempts_export(*, learner) -> list[dict]:
                 "experiment": attempt.slug,
                 "status": attempt.status,
                 "prediction": (attempt.prediction or {}).get("value"),
-                "started_at": _iso(attempt.started_at or attempt.created_at),
-                "updated_at": _iso(attempt.finished_at or attempt.started_at or attempt.created_at),
+                "started_at": iso_or_none(attempt.started_at or attempt.created_at),
+                "updated_at": iso_or_none(
+                    attempt.finished_at or attempt.started_at or attempt.created_at
+                ),
                 "passed": attempt.status == "done" and bool(result.get("passed")),
                 "prediction_right": attempt.status == "done" and bool(verdict.get("matched")),
             }

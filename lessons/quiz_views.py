@@ -20,6 +20,7 @@ from lessons import progress, quiz, review
 from lessons.catalog import all_questions, get_question
 from lessons.learners import learner_for_request, payer_for_request
 from lessons.models import SelfRating
+from lessons.progress_export import progress_export
 from lessons.progress_file import ProgressFileError, progress_file_parse
 from lessons.progress_import import progress_import
 from teachlab import ratelimits
@@ -329,7 +330,7 @@ def progress_reset(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def progress_download(request: HttpRequest) -> HttpResponse:
-    data = progress.progress_export(learner=learner_for_request(request), now=timezone.now())
+    data = progress_export(learner=learner_for_request(request), now=timezone.now())
     response = HttpResponse(
         json.dumps(data, indent=2, sort_keys=True), content_type="application/json"
     )

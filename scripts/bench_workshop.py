@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Benchmark a workshop room: N participants join through the join form, hold a WebSocket each,
-and go through a follow, a timed claim vote and a shared lab run, with the instructor's console
-and the projector view watching; against a running stack (not a test).
+and go through a session plan stepped with the console's Next (a follow, a timed claim vote, a
+shared lab run, the leaderboard, the podium), with the instructor's console and the projector
+view watching; against a running stack (not a test).
 
 For every broadcast it reports how long until each client holds it (p50, p95, max over
 clients); for each join, the form's POST; for presence, how long until the console and the
@@ -58,8 +59,8 @@ from websockets.asyncio.client import connect  # noqa: E402
 from lessons.catalog import all_questions  # noqa: E402
 from teachlab.measurements import Measurement, out_option_add  # noqa: E402
 from teachlab.percentiles import percentiles_ms  # noqa: E402
-from teachlab.workshop import rooms  # noqa: E402
-from teachlab.workshop.models import ClaimRound, Room  # noqa: E402
+from teachlab.workshop import planrun, rooms  # noqa: E402
+from teachlab.workshop.models import ClaimRound, Plan, Room  # noqa: E402
 
 SEQ = re.compile(r'data-seq="(\d+)"')
 GOALS = {300: "every client within 1 s in every phase (300 participants, PostgreSQL)"}
@@ -75,6 +76,8 @@ MARKERS = {
     "predict-ack": ('id="ws-myprediction"', "Your prediction: <strong>"),
     "fire": ('id="ws-run"', 'data-state="fired"'),
     "outcome": ('id="ws-outcome"', 'class="observed"'),
+    "board": ('id="ws-leaderboard"', 'data-shown="yes"'),
+    "podium": ('id="ws-moment"', 'data-moment="podium"'),
 }
 
 
@@ -139,16 +142,30 @@ def server_pid(port: int) -> int:
     sys.exit(f"no process listens on port {port}: start the stack first (scripts/run)")
 
 
-def setup():
-    """A staff instructor and a room, straight in the stack's database (the seats come
-    through the join form)."""
+def setup(args):
+    """A staff instructor, a session plan and a room started from it, straight in the stack's
+    database (the seats come through the join form). The console steps the plan with Next
+    (issue 28): the tier, the claim vote, the shared run, the leaderboard, then the podium."""
     user, _ = get_user_model().objects.get_or_create(username="bench-instructor")
     user.is_staff = True
     user.save()
-    room = rooms.room_create(instructor=user, title=f"Benchmark {time.strftime('%H:%M:%S')}")
+    question = next(q for q in all_questions() if q.claims)
+    steps = [
+        {"kind": "tier", "question": question.slug, "tier": "solid"},
+        {"kind": "claim", "claim": question.claims[0].key},
+        {
+            "kind": "run",
+            "lane": args.lane,
+            "params": {"count": args.tasks, "countdown": args.countdown},
+            "metric": "receipts",
+        },
+        {"kind": "leaderboard"},
+    ]
+    plan = Plan.objects.create(owner=user, title="Benchmark plan", steps=steps)
+    title = f"Benchmark {time.strftime('%H:%M:%S')}"
+    room = planrun.room_from_plan(instructor=user, plan=plan, title=title)
     client = HttpClient()
     client.force_login(user)
-    question = next(q for q in all_questions() if q.claims)
     return room, client.cookies["sessionid"].value, question
 
 
@@ -258,7 +275,7 @@ async def main() -> None:
     sampler = Sampler(pid)
     sampler.start()
 
-    room, session, question = await sync_to_async(setup)()
+    room, session, question = await sync_to_async(setup)(args)
     print(f"room {room.code}, server pid {pid}", flush=True)
     load_before = os.getloadavg()[0]
     n = args.clients
@@ -345,16 +362,11 @@ async def main() -> None:
     async def presenter_send(**frame) -> None:
         await presenter.ws.send(json.dumps(frame))
 
-    await phase(
-        "follow: tier change on every screen",
-        lambda: presenter_send(action="drive", question=question.slug, tier="solid"),
-        "follow",
-    )
-    await phase(
-        "claim opened",
-        lambda: presenter_send(action="claim", claim=question.claims[0].key),
-        "claim",
-    )
+    def plan_next() -> object:
+        return presenter_send(action="plan_next")  # the console's Next (a clicker's PageDown)
+
+    await phase("follow: tier change on every screen (plan step 1)", plan_next, "follow")
+    await phase("claim opened (plan step 2)", plan_next, "claim")
     round_id = await sync_to_async(
         lambda: ClaimRound.objects.filter(room=room).latest("opened_at").pk
     )()
@@ -418,16 +430,7 @@ async def main() -> None:
         "reveal: split, answer, explanation", lambda: presenter_send(action="reveal"), "reveal"
     )
 
-    async def open_run() -> None:
-        fields = {
-            "lane": args.lane,
-            "count": args.tasks,
-            "countdown": args.countdown,
-            "metric": "receipts",
-        }
-        await asyncio.to_thread(presenter_post, args.url, room.code, session, "run", fields)
-
-    await phase("shared run opened for predictions", open_run, "run-open")
+    await phase("shared run opened for predictions (plan step 3)", plan_next, "run-open")
     shared_id = await sync_to_async(lambda: Room.objects.get(pk=room.pk).shared_run_id)()
 
     async def all_predict() -> None:
@@ -479,6 +482,8 @@ async def main() -> None:
         if len(got) == len(clients):
             per_event_max.append(max(got))
     outcome = [c.marks["outcome"] for c in clients if "outcome" in c.marks]
+    await phase("leaderboard on every screen (plan step 4)", plan_next, "board")
+    await phase("podium: past the plan's last step", plan_next, "podium")
 
     for r in readers:
         r.cancel()

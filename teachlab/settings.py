@@ -4,6 +4,9 @@ Every setting that differs between a laptop, CI and docker compose is an env var
 named TEACHLAB_<SETTING> (DATABASE_URL keeps its usual name); the defaults suit
 `scripts/run` on one machine: SQLite, static files straight from static/. Several web
 processes or machines (scripts/serve) share PostgreSQL through DATABASE_URL and Redis.
+
+Longer than 400 lines on purpose: every tunable lives here, each with the line that says what
+it does (docs/configuration.md lists them), rather than read from the environment elsewhere.
 """
 
 import os

@@ -439,7 +439,7 @@ class ScreenSocket(PresenterSocket):
     def render_state(self) -> str:
         room = Room.objects.get(pk=self.room_id)
         return screens.screen_html(
-            room, ["stage", "claim", "answers", "run", "presence", "joinstate"], live=True
+            room, ["stage", "claim", "answers", "run", "presence", "joinstate", "joined"], live=True
         )
 
     def render_ended(self) -> str:
