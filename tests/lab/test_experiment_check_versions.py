@@ -34,3 +34,18 @@ def test_the_kombu_checks_split_at_5_7_and_an_unknown_version_leaves_them_out():
         "ran-at-due-time",
     ]
     assert _applying(slug, {"redis": "6.0.9", "kombu": ""}) == ["ran-at-due-time"]
+
+
+def test_the_threads_overlap_counts_on_celery_5_7_and_one_at_a_time_before_it():
+    """Before Celery 5.7 a failed cancel on the threads pool stops the worker (review9 U4)."""
+    slug = "prefork-connection-loss-terminates"
+    experiment = experiment_get(slug=slug)
+    on = {"celery": "5.7.0", "kombu": "5.7.0", "redis": "7.0.15"}
+    before = {"celery": "5.5.3", "kombu": "5.5.4", "redis": "7.0.15"}
+    both = {"prefork": on, "threads": on}
+    ids = [c["id"] for c in experiment.checks if check_applies(check=c, versions=both)]
+    assert "threads-overlapped" in ids and "threads-one-at-a-time-before-5-7" not in ids
+    both = {"prefork": before, "threads": before}
+    ids = [c["id"] for c in experiment.checks if check_applies(check=c, versions=both)]
+    assert "threads-one-at-a-time-before-5-7" in ids and "threads-overlapped" not in ids
+    assert len(ids) == len(experiment.checks) - 1

@@ -46,10 +46,10 @@ RUN_FIELDS = {
     "after": False,
 }
 # `id`: a name unique in the file, for lessons to cite as evidence (`checks: [id]`).
-# `on_redis` / `on_kombu`: a version range of the run's Redis server / the workers' kombu (as
-# they report them) the check applies to; elsewhere it is left out of the verdict, so an
+# `on_redis` / `on_kombu` / `on_celery`: a version range of the run's Redis server / the
+# workers' kombu / the workers' Celery (as they report them) the check applies to; elsewhere it is left out of the verdict, so an
 # experiment whose outcome changed between releases states each outcome on its own releases.
-CHECK_ON = ("on_redis", "on_kombu")
+CHECK_ON = ("on_redis", "on_kombu", "on_celery")
 CHECK_FIELDS = {
     "id": False,
     **{name: False for name in CHECK_ON},

@@ -71,6 +71,7 @@ class Supervised:
     """Children restarted when they exit (an experiment's crash step kills workers)."""
 
     children: list[Child] = field(default_factory=list)
+    lane_of: dict[str, str] = field(default_factory=dict)  # child name -> its lane
     kill: bool = True  # workers are killed (their broker goes next); the recorder stops warmly
     stopping: threading.Event = field(default_factory=threading.Event)
 
@@ -118,14 +119,35 @@ def recorder(logs: Path) -> Supervised:
 
 
 def lane_workers(*, python: Path, lanes: list[str], env: dict, logs: Path) -> Supervised:
-    children = []
+    children, lane_of = [], {}
     for name in lanes:
         lane = lane_get(name)
         for number in range(1, lane.workers + 1):
             worker = worker_name(lane, number)
             argv = [str(python), "-m", "teachlab.lab.celery_app", "--lane", name, "--name", worker]
             children.append(Child(worker, argv, env, logs=logs))
-    return Supervised(children).start()
+            lane_of[worker] = name
+    return Supervised(children, lane_of=lane_of).start()
+
+
+def lanes_exited(supervised: Supervised | None, lanes) -> str:
+    """How the workers of these lanes exited, in their own words ("" when none did): an
+    experiment's record names its own lanes' failures, not the first lane that gave up."""
+    found = []
+    for child in supervised.children if supervised else []:
+        if supervised.lane_of.get(child.name) not in lanes:
+            continue
+        exits = child.restarts + (child.proc is not None and child.proc.poll() is not None)
+        if exits:
+            reason = crash_reason(child.logs / f"{child.name}.log")
+            found.append(f"{child.name} exited {exits} times: {reason}")
+    return "; ".join(found)
+
+
+def own_reason(supervised: Supervised | None, experiment: Experiment, first: str) -> str:
+    """Why the experiment's combination could not start its workers, by its own lanes."""
+    own = lanes_exited(supervised, experiment.lanes)
+    return own or f"{first} (another lane's worker; {', '.join(experiment.lanes)} had not exited)"
 
 
 def workers_ready(lanes: list[str], supervised: Supervised, *, timeout: float) -> dict:
@@ -368,7 +390,7 @@ def _combination_run(
                         experiment=e,
                         combination=combination,
                         verdict="workers fail",
-                        reason=exited,
+                        reason=own_reason(workers, e, exited),
                         broker=broker.version,
                         pinned=pinned_versions(combination.celery),
                     )
@@ -383,12 +405,17 @@ def _combination_run(
             for result in execute(runnable, learner, say):
                 verdict = "holds" if result["passed"] else "fails"
                 say(f"{result['slug']}: {verdict.upper()} in {result['seconds']:.0f} s")
+                experiment = next(e for e in runnable if e.slug == result["slug"])
                 records.append(
                     record_for(
-                        experiment=next(e for e in runnable if e.slug == result["slug"]),
+                        experiment=experiment,
                         combination=combination,
                         verdict=verdict,
-                        reason=f"workers exit at start: {exited}" if exited else "",
+                        reason=(
+                            f"workers exit at start: {own_reason(workers, experiment, exited)}"
+                            if exited
+                            else ""
+                        ),
                         result=result,
                         broker=broker.version,
                         seconds=result["seconds"],
@@ -406,7 +433,11 @@ def _combination_run(
                         experiment=experiment,
                         combination=combination,
                         verdict=verdict,
-                        reason=str(exc),
+                        reason=(
+                            own_reason(workers, experiment, str(exc))
+                            if isinstance(exc, WorkersFailed)
+                            else str(exc)
+                        ),
                         broker=broker.version,
                         seconds=round(time.monotonic() - started, 1),
                     )
