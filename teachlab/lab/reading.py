@@ -50,6 +50,7 @@ def state_summary(run: Run, state: RunState) -> dict:
         "prediction": run.prediction,
         "visibility_timeout": run.visibility_timeout,
         **state.counts(),
+        "max_receipts": state.max_receipts,
         "per_task": state.per_task(),
     }
 

@@ -33,11 +33,6 @@ from teachlab.lab.models import SETTLING_KINDS, Kind
 # What the run page says under the figure, and the experiments' metric list (one wording).
 DUPLICATES_MEANING = "Receipts beyond the first of each task: the extra copies."
 FIRST = "first"  # the raw tally of copies numbered 1: tasks that arrived at least once
-# Ends of a delivery that `per_task` counts under their own names (finished is `executed`).
-ENDS_COUNTED = (Kind.SUPPRESSED, Kind.FAILED, Kind.REVOKED, Kind.REQUEUED)
-# What ends a received copy for the experiments' `settled` (a requeued copy is followed by
-# another, so it is not counted as an end there).
-COPY_ENDS = (Kind.FINISHED, Kind.FAILED, Kind.SUPPRESSED, Kind.REVOKED)
 
 
 class LabEvent(Protocol):
@@ -119,10 +114,6 @@ class TaskState:
     def duplicates(self) -> int:
         return max(0, self.receipts - 1)
 
-    @property
-    def ends(self) -> int:
-        return self.completions + self.failures + self.retries + self.suppressed + self.revoked
-
 
 class RunState:
     """A run's state as of the events applied so far (in seq order)."""
@@ -202,6 +193,11 @@ class RunState:
     def duplicates(self) -> int:
         return sum(task.duplicates for task in self.tasks.values())
 
+    @property
+    def max_receipts(self) -> int:
+        """Receipts of the run's most-delivered task (0 before any arrived)."""
+        return max((self.tasks[tid].receipts for tid in self.task_ids), default=0)
+
     def per_task(self) -> dict[str, dict]:
         """Copies received and executed per task id of the run (the summary's `per_task`),
         with when each copy arrived and started (seconds since that task was published; a
@@ -243,14 +239,6 @@ class RunState:
                 if number == latest or not holder_gone(copy.worker, copy.at):
                     return False
         return True
-
-    def every_copy_ended(self) -> bool:
-        """Every task received, and as many ends (finished, failed, suppressed, revoked) as
-        receipts for each: the experiments' `settled`, with no registry to ask."""
-        return all(
-            task.receipts and task.ends >= task.receipts
-            for task in (self.tasks[tid] for tid in self.task_ids)
-        )
 
     def pending_by_worker(self) -> dict[str, int]:
         """Deliveries received and not ended, per worker (who holds what, for experiments)."""

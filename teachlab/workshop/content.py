@@ -24,10 +24,8 @@ METRICS = {
 
 
 def observed_value(summary: dict, metric: str) -> int:
-    """The number a room predicted, read from the lab's run_summary()."""
-    if metric == "max_receipts":
-        per_task = summary.get("per_task") or {}
-        return max((int(row.get("received") or 0) for row in per_task.values()), default=0)
+    """The number a room predicted, as the lab's run summary states it (reading.state_summary:
+    the run's RunState, the same numbers the experiment checks read)."""
     return int(round(float(summary.get(metric) or 0)))
 
 

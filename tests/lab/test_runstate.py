@@ -23,6 +23,7 @@ from teachlab.lab.recorder import Recorder
 from teachlab.lab.runstate import RunState, totals
 from teachlab.lab.settle import copies_pending, run_is_done
 from teachlab.lab.stream import done_append, log_open, stream_read
+from teachlab.workshop.content import METRICS, observed_value
 from tests.lab.test_views import _client_for
 
 
@@ -134,6 +135,8 @@ def test_the_page_the_stored_history_the_cli_and_the_checks_count_the_same_event
         "a": 2, "b": 1, "c": 0
     }  # fmt: skip
     assert not run_is_done(run) and copies_pending(run) == {}
+    for metric in METRICS:  # what a workshop room predicts, read as the checks read it
+        assert observed_value(summary, metric) == run_metric(observation=obs, what=metric)
 
     Run.objects.filter(pk=run.pk).update(status=Run.Status.DONE, settled_at=time.time())
     done_append(run_id=run.id, summary=run_summary(Run.objects.get(pk=run.pk)))

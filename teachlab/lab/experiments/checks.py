@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import partial
 
+from teachlab.lab.labevent import LabEvent
 from teachlab.lab.models import Kind
+from teachlab.lab.runstate import DUPLICATES_MEANING, RunState, TaskState
 
 # Event kinds as the lab records them (models.Kind); one event per delivery.
 RECEIVED, STARTED, FINISHED = Kind.RECEIVED, Kind.STARTED, Kind.FINISHED
@@ -54,6 +56,17 @@ class Observation:
     def of_task(self, task_id: str) -> list[Event]:
         return [e for e in self.events if e.task_id == task_id]
 
+    _state: tuple[int, RunState] | None = field(default=None, repr=False, compare=False)
+
+    def state(self) -> RunState:
+        """The run's state (runstate.RunState) from these events: every count a check reads.
+        Kept until events are added (the runner's `until` grows an observation as it polls)."""
+        if self._state is None or self._state[0] != len(self.events):
+            ordered = sorted(self.events, key=lambda e: e.t)
+            state = RunState(self.tasks).apply_all(_lab_event(e) for e in ordered)
+            self._state = (len(self.events), state)
+        return self._state[1]
+
     def by_task(self) -> dict[str, list[Event]]:
         grouped: dict[str, list[Event]] = {task_id: [] for task_id in self.tasks}
         for event in sorted(self.events, key=lambda e: e.t):
@@ -61,9 +74,24 @@ class Observation:
         return grouped
 
 
-# --- per-task metrics: f(events of one task, due, observation) -> number or None (never) ------
+def _lab_event(event: Event) -> LabEvent:
+    """An observed event as the run state takes it (the flags back in the event's data)."""
+    data: dict = {}
+    if event.retrying:
+        data["retrying"] = True
+    if event.worker_lost:
+        data["error"] = "WorkerLostError"
+    if event.delivery_count:
+        data["delivery_count"] = event.delivery_count
+    return LabEvent(run="", kind=event.kind, task_id=event.task_id, worker=event.worker,
+                    redelivered=event.redelivered, at=event.t, t=event.t, data=data)  # fmt: skip
 
-TaskMetric = Callable[[list[Event], float, "Observation"], float | None]
+
+# --- per-task metrics: f(its state, its events, due, observation) -> number or None (never) ---
+# Counts come from the task's state in the run's RunState (runstate.py), the one place that
+# counts; times come from the task's events.
+
+TaskMetric = Callable[[TaskState, list[Event], float, "Observation"], float | None]
 
 
 # The metrics that take a kind (or a flag) are plain functions bound with `partial`, not
@@ -71,53 +99,43 @@ TaskMetric = Callable[[list[Event], float, "Observation"], float | None]
 # body must run per evaluation for mutmut to try its mutants (issue 14).
 
 
-def _count(kind: str, events: list[Event], _due: float, _obs: Observation) -> float:
-    return float(sum(1 for e in events if e.kind == kind))
+def _tally(name: str, task: TaskState, _events, _due: float, _obs: Observation) -> float:
+    """One of the task's tallies in the run state (TaskState: receipts, executions, ...)."""
+    value = getattr(task, name)
+    return float(len(value) if isinstance(value, set) else value)
 
 
-def _failures(retrying: bool, events: list[Event], _due: float, _obs: Observation) -> float:
-    """Failures that end the task (retrying=False) or that Celery retries (True)."""
-    return float(sum(1 for e in events if e.kind == FAILED and e.retrying == retrying))
-
-
-def _first(kind: str, events: list[Event], _due: float, _obs: Observation) -> float | None:
+def _first(
+    kind: str, _task: TaskState, events: list[Event], _due: float, _obs: Observation
+) -> float | None:
     times = [e.t for e in events if e.kind == kind]
     return round(min(times), 2) if times else None
 
 
-def _last(kind: str, events: list[Event], _due: float, _obs: Observation) -> float | None:
+def _last(
+    kind: str, _task: TaskState, events: list[Event], _due: float, _obs: Observation
+) -> float | None:
     times = [e.t for e in events if e.kind == kind]
     return round(max(times), 2) if times else None
 
 
-def _start_after_due(events: list[Event], due: float, _obs: Observation) -> float | None:
+def _start_after_due(
+    _task: TaskState, events: list[Event], due: float, _obs: Observation
+) -> float | None:
     starts = [e.t for e in events if e.kind == STARTED]
     return round(min(starts) - due, 2) if starts else None
 
 
-def _last_start_after_due(events: list[Event], due: float, _obs: Observation) -> float | None:
+def _last_start_after_due(
+    _task: TaskState, events: list[Event], due: float, _obs: Observation
+) -> float | None:
     starts = [e.t for e in events if e.kind == STARTED]
     return round(max(starts) - due, 2) if starts else None
 
 
-def _worker_lost(events: list[Event], _due: float, _obs: Observation) -> float:
-    return float(sum(1 for e in events if e.worker_lost))
-
-
-def _delivery_count(events: list[Event], _due: float, _obs: Observation) -> float:
-    """The largest x-delivery-count a delivery carried; 0 when none carried one (Redis, or a
-    quorum queue's first delivery)."""
-    counts = [e.delivery_count for e in events if e.kind == RECEIVED and e.delivery_count]
-    return float(max(counts, default=0))
-
-
-def _executions(events: list[Event], _due: float, _obs: Observation) -> float:
-    """Bodies that ran: a copy the guard turned away started but did no work."""
-    started = sum(1 for e in events if e.kind == STARTED)
-    return float(started - sum(1 for e in events if e.kind == SUPPRESSED))
-
-
-def _running_at_once(events: list[Event], _due: float, _obs: Observation) -> float:
+def _running_at_once(
+    _task: TaskState, events: list[Event], _due: float, _obs: Observation
+) -> float:
     """Most copies of the task inside their body at the same moment."""
     running = peak = 0
     # At equal times a start sorts after everything else (False < True): finishes count first.
@@ -130,37 +148,40 @@ def _running_at_once(events: list[Event], _due: float, _obs: Observation) -> flo
     return float(peak)
 
 
-def _workers(events: list[Event], _due: float, _obs: Observation) -> float:
-    return float(len({e.worker for e in events if e.kind == RECEIVED and e.worker}))
-
-
-def _redelivered(events: list[Event], _due: float, _obs: Observation) -> float:
-    return float(sum(1 for e in events if e.kind == RECEIVED and e.redelivered))
-
-
-def _receipts_vs_ceil(events: list[Event], due: float, obs: Observation) -> float | None:
+def _receipts_vs_ceil(
+    task: TaskState, _events: list[Event], due: float, obs: Observation
+) -> float | None:
     """Deliveries minus ceil(wait / timeout): 0 when every restore came on time (BROKER-FACTS
     1), below 0 when the restore sweep came too late for some."""
     if not obs.visibility_timeout:
         return None
     predicted = max(1, math.ceil(due / obs.visibility_timeout))
-    return float(sum(1 for e in events if e.kind == RECEIVED) - predicted)
+    return float(task.receipts - predicted)
 
 
 TASK_METRICS: dict[str, tuple[TaskMetric, str]] = {
-    "receipts": (partial(_count, RECEIVED), "deliveries of the task"),
-    "redelivered": (_redelivered, "deliveries marked redelivered"),
-    "executions": (_executions, "times the body ran (guarded copies excluded)"),
-    "completions": (partial(_count, FINISHED), "times the body finished without error"),
-    "failures": (partial(_failures, False), "times the body raised"),
-    "retries": (partial(_failures, True), "times the body asked for a retry"),
-    "suppressed": (partial(_count, SUPPRESSED), "copies the idempotency guard turned away"),
-    "worker_lost": (_worker_lost, "failures recorded as WorkerLostError (a dead pool child)"),
-    "delivery_count": (_delivery_count, "largest x-delivery-count header on a delivery"),
-    "revoked": (partial(_count, REVOKED), "copies revoked (expired) before running"),
+    "receipts": (partial(_tally, "receipts"), "deliveries of the task"),
+    "redelivered": (partial(_tally, "redelivered"), "deliveries marked redelivered"),
+    "executions": (
+        partial(_tally, "executions"),
+        "times the body ran (guarded copies excluded)",
+    ),
+    "completions": (partial(_tally, "completions"), "times the body finished without error"),
+    "failures": (partial(_tally, "failures"), "times the body raised"),
+    "retries": (partial(_tally, "retries"), "times the body asked for a retry"),
+    "suppressed": (partial(_tally, "suppressed"), "copies the idempotency guard turned away"),
+    "worker_lost": (
+        partial(_tally, "worker_lost"),
+        "failures recorded as WorkerLostError (a dead pool child)",
+    ),
+    "delivery_count": (
+        partial(_tally, "delivery_count"),
+        "largest x-delivery-count header on a delivery",
+    ),
+    "revoked": (partial(_tally, "revoked"), "copies revoked (expired) before running"),
     "running_at_once": (_running_at_once, "most copies running at the same moment"),
     "receipts_vs_ceil": (_receipts_vs_ceil, "deliveries minus ceil(wait / visibility timeout)"),
-    "workers": (_workers, "distinct workers that received it"),
+    "workers": (partial(_tally, "workers"), "distinct workers that received it"),
     "first_receipt": (partial(_first, RECEIVED), "seconds after firing of the first delivery"),
     "last_receipt": (partial(_last, RECEIVED), "seconds after firing of the last delivery"),
     "first_start": (partial(_first, STARTED), "seconds after firing the body first started"),
@@ -195,11 +216,9 @@ def _amplification(obs: Observation) -> float | None:
 
 
 def _duplicates(obs: Observation) -> float:
-    """Receipts beyond the first of each task, as the run page counts them
-    (runstate.totals: received minus first copies): a task that never arrived does not
-    hide another task's extra copy."""
-    receipts = task_metric(observation=obs, what="receipts").values()
-    return float(sum(max(0, (v or 0) - 1) for v in receipts))
+    """The run state's duplicates (runstate.py): receipts beyond the first of each task, as
+    the run page counts them; a task that never arrived does not hide another's extra copy."""
+    return float(obs.state().duplicates)
 
 
 def _tasks_run_more_than_once(obs: Observation) -> float:
@@ -230,7 +249,7 @@ RUN_METRICS: dict[str, tuple[Callable[[Observation], float | None], str]] = {
         name: (partial(_total, name), f"{TASK_METRICS[name][1]}, all tasks together")
         for name in COUNTED
     },
-    "duplicates": (_duplicates, "receipts beyond the first of each task: the extra copies"),
+    "duplicates": (_duplicates, DUPLICATES_MEANING[0].lower() + DUPLICATES_MEANING[1:-1]),
     "amplification": (_amplification, "executions per task"),
     "tasks_run_more_than_once": (_tasks_run_more_than_once, "tasks whose body ran twice or more"),
     "messages_left": (
@@ -298,7 +317,11 @@ def run_metric(*, observation: Observation, what: str) -> float | None:
 def task_metric(*, observation: Observation, what: str) -> dict[str, float | None]:
     fn = TASK_METRICS[what][0]
     grouped = observation.by_task()
-    return {tid: fn(grouped[tid], due, observation) for tid, due in observation.tasks.items()}
+    state = observation.state()
+    return {
+        tid: fn(state.tasks[tid], grouped[tid], due, observation)
+        for tid, due in observation.tasks.items()
+    }
 
 
 def bound_value(*, bound: object, observations: Mapping[str, Observation]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from teachlab.lab.experiments.checks import FAILED, FINISHES, RECEIVED, REVOKED, Event, Observation
+from teachlab.lab.experiments.checks import FAILED, Event, Observation
 
 
 def event_from_dict(event: Mapping) -> Event:
@@ -70,15 +70,3 @@ def observation_for_run(*, run, duration: float | None = None) -> Observation:
         duration=duration,
         visibility_timeout=run.visibility_timeout,
     )
-
-
-def settled(*, observation: Observation) -> bool:
-    """Every task received and every received copy finished one way or another."""
-    grouped = observation.by_task()
-    for task_id in observation.tasks:
-        events = grouped.get(task_id, [])
-        receipts = sum(1 for e in events if e.kind == RECEIVED)
-        ends = sum(1 for e in events if e.kind in (*FINISHES, REVOKED))
-        if receipts == 0 or ends < receipts:
-            return False
-    return True
