@@ -192,6 +192,35 @@ def event_from_task(task, kind: str, *, data: dict | None = None) -> LabEvent | 
     return event_from_context(task.request, kind, data=data)
 
 
+def event_failed(task, *, task_id: str, kwargs: dict | None, data: dict) -> LabEvent | None:
+    """From task_failure's own arguments. The task's request context is this task's in the
+    process that ran the body, and in a prefork parent on Celery 5.7, which pushes it around
+    the signal. Celery 5.3 to 5.6 fire the parent's task_failure (a pool child killed:
+    WorkerLostError) with no context pushed (`Request.on_failure`), so the failure is taken
+    from the worker Request this process received (its receipt token gives the copy), or, if
+    that was already let go, from the signal's task id and kwargs."""
+    request = task.request
+    if getattr(request, "id", None) != task_id:
+        with _copies_lock:
+            mine = [r for r in held_requests.values() if getattr(r, "id", None) == task_id]
+        mine.sort(key=lambda r: getattr(r, "time_start", None) is not None)  # the one running
+        request = _RequestView(mine[-1].request_dict if mine else {})
+        request.setdefault("id", task_id)
+        request.setdefault("kwargs", kwargs or {})
+        request.setdefault("hostname", worker_hostname.get("hostname", ""))
+    return event_from_context(request, Kind.FAILED, data=data)
+
+
+worker_hostname: dict[str, str] = {}  # "hostname": this worker's node name (worker_ready)
+
+
+class _RequestView(dict):
+    """A worker Request's `request_dict` read the way a task's request context is read."""
+
+    def __getattr__(self, name):
+        return self.get(name)
+
+
 # --- messages to channel groups (broker panel, workers list) -------------------------------
 
 

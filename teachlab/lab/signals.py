@@ -75,11 +75,10 @@ def on_success(sender=None, result=None, **_):
 
 @signals.task_failure.connect(weak=False)
 @_safely
-def on_failure(sender=None, exception=None, **_):
+def on_failure(sender=None, task_id=None, exception=None, kwargs=None, **_):
     if _ours(sender):
-        return events.event_from_task(
-            sender, Kind.FAILED, data={"error": repr(exception)[:300], "retrying": False}
-        )
+        data = {"error": repr(exception)[:300], "retrying": False}
+        return events.event_failed(sender, task_id=task_id, kwargs=kwargs, data=data)
 
 
 @signals.task_retry.connect(weak=False)
@@ -113,6 +112,7 @@ def on_worker_ready(sender=None, **_):
     # come does not wait out another thread's 5 ms slice (docs/measurements/history/lab.md).
     gc.freeze()
     sys.setswitchinterval(0.001)
+    events.worker_hostname["hostname"] = sender.hostname
 
     heartbeat_start(
         name=worker_identity.get("name", sender.hostname),
