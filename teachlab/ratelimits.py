@@ -17,6 +17,7 @@ import weakref
 from dataclasses import dataclass
 from functools import cache
 
+import redis.asyncio as aioredis
 from django.conf import settings
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import RedisStorage as AsyncRedisStorage
@@ -44,6 +45,20 @@ class RateLimited(Exception):
     def __init__(self, message: str, *, wait: int) -> None:
         super().__init__(message)
         self.wait = wait
+
+
+# redis-py's asyncio pool holds at most 100 connections and refuses the 101st at once
+# (MaxConnectionsError): a workshop room of 300 answering in the same instant had 200 of its
+# frames refused as "the server is busy". A blocking pool makes the rest wait their turn.
+POOL_CONNECTIONS = 100
+POOL_WAIT_SECONDS = 10
+
+
+def waiting_pool(url: str) -> aioredis.BlockingConnectionPool:
+    """An asyncio connection pool that waits for a free connection instead of failing."""
+    return aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=POOL_CONNECTIONS, timeout=POOL_WAIT_SECONDS, socket_connect_timeout=2
+    )
 
 
 def _url() -> str:
@@ -78,7 +93,7 @@ def async_limiter() -> AsyncMovingWindow:
             "async+" + url,
             implementation="redispy",
             key_prefix=settings.RATELIMIT_KEY_PREFIX,
-            socket_connect_timeout=2,
+            connection_pool=waiting_pool(url),
         )
         per_loop[url] = AsyncMovingWindow(storage)
     return per_loop[url]

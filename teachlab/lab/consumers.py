@@ -382,7 +382,7 @@ def loss_frame(run, reader, workers: list[dict]) -> str:
     cached = _loss_frames.get(run.id)
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    losses = worker_losses(reader.events, workers)
+    losses = worker_losses(reader.state, workers)
     context = {"oob": True, "losses": losses, "vt": run.visibility_timeout}
     html = render_to_string(f"{TEMPLATE}#worker_loss", context)
     if len(_loss_frames) > 1000:

@@ -1,31 +1,25 @@
 """Deliveries of a run that a worker took and never handed back because it died: SIGKILL from
 the lab's crash button, the OOM killer, `kill -9` in a terminal. The run page says so, from the
-events the reader holds and the worker registry the monitor publishes once a second."""
+run state the reader holds and the worker registry the monitor publishes once a second."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from teachlab.lab.models import SETTLING_KINDS, Kind
+from teachlab.lab.runstate import RunState
 
 
-def worker_losses(events: list[dict[str, Any]], workers: list[dict[str, Any]]) -> list[dict]:
+def worker_losses(state: RunState, workers: list[dict[str, Any]]) -> list[dict]:
     """[{"worker", "held", "back"}]: per worker that died (or was started again) since it
-    received them, the deliveries of this run it held unsettled; `back` when its supervisor
-    has started it again. A worker the registry does not list is not judged (it may only have
-    missed a heartbeat, e.g. while the lab's Redis restarted)."""
-    open_: dict[tuple[str, int], tuple[str, float]] = {}
-    for e in events:
-        kind = e.get("kind")
-        if kind == Kind.RECEIVED:
-            open_[(e["task_id"], e["copy"])] = (e.get("worker", ""), float(e.get("at") or 0))
-        elif kind in SETTLING_KINDS:
-            open_.pop((e["task_id"], e["copy"]), None)
+    received them, the deliveries of this run it held unsettled (the run state's open copies);
+    `back` when its supervisor has started it again. A worker the registry does not list is
+    not judged (it may only have missed a heartbeat, e.g. while the lab's Redis restarted)."""
     registry = {w.get("hostname"): w for w in workers}
     held: Counter = Counter()
     back: dict[str, bool] = {}
-    for worker, at in open_.values():
+    for copy in state.open_copies():
+        worker, at = copy.worker, copy.at
         record = registry.get(worker)
         if record is None:
             continue

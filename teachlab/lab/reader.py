@@ -20,8 +20,9 @@ from typing import Protocol
 from django.conf import settings
 
 from teachlab.dbasync import db_async
-from teachlab.lab.labevent import DONE, seq_of
-from teachlab.lab.stream import entry_event, reset_key, stream_key
+from teachlab.lab.labevent import LabEvent, RunDone, entry_decode, seq_of
+from teachlab.lab.runstate import RunState
+from teachlab.lab.stream import reset_key, stream_key
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class RunReader:
     last: str = "0-0"
     picture: object = None  # fragments.Picture of every event read so far
     events: list[dict] = field(default_factory=list)  # every event read so far, in order
+    state: RunState = field(default_factory=RunState)  # the run's state, of every event read
     counts: dict | None = None
     done: dict | None = None
     prediction: int | None = None
@@ -142,6 +144,7 @@ class RunReader:
         events = stored["events"]
         for event in events:
             self.picture.add(event)
+            self.state.apply(LabEvent.from_dict(event))
         self.events = list(events)
         self.counts = events[-1].get("counts")
         self.last = f"{events[-1]['seq']}-0"
@@ -228,8 +231,10 @@ class RunReader:
         log.warning("lab reader %s: log renumbered after %d; redrawing", self.run_id, floor)
         self.events = [e for e in self.events if e["seq"] <= floor]
         self.picture = Picture()
+        self.state = RunState()
         for event in self.events:
             self.picture.add(event)
+            self.state.apply(LabEvent.from_dict(event))
         self.counts = self.events[-1]["counts"] if self.events else None
         self.done = None
         self.last = f"{floor}-0"
@@ -248,10 +253,12 @@ class RunReader:
 
         events, done = [], None
         for entry_id, fields in entries:
-            event = entry_event(self.run_id, entry_id, fields)
-            if event["kind"] == DONE:
-                done = event["summary"]
+            decoded = entry_decode(self.run_id, entry_id, fields)
+            if isinstance(decoded, RunDone):
+                done = decoded.summary
                 continue
+            self.state.apply(decoded)
+            event = decoded.as_dict()
             events.append(event)
             self.events.append(event)
             self.picture.add(event)

@@ -8,7 +8,6 @@ Called from a worker's signal handler, only on that rare path (stream.entry_appe
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -24,17 +23,16 @@ class Floors:
 def log_floors(*, run_id: str, task_id: str) -> Floors:
     from django.db.models import Max
 
+    from teachlab.lab.labevent import rows_state
     from teachlab.lab.models import Kind, RunEvent
+    from teachlab.lab.runstate import RunState
 
     try:
         rows = RunEvent.objects.filter(run_id=run_id)
         seq = rows.aggregate(m=Max("seq"))["m"] or 0
         copy = rows.filter(task_id=task_id, kind=Kind.RECEIVED).aggregate(m=Max("copy"))["m"]
-        tally: Counter = Counter()
-        for kind, n in rows.values_list("kind", "copy"):
-            tally[kind] += 1
-            if kind == Kind.RECEIVED and n == 1:
-                tally["first"] += 1
+        # The append script's raw tallies, as the run state keeps them (runstate.totals).
+        tally = RunState().apply_all(rows_state(rows.order_by("seq"), run_id)).tally
     except Exception:  # noqa: BLE001 - without the database, number from 0 as before
         log.exception("run %s: could not read where its numbering resumes", run_id)
         return Floors(0, 0, "")

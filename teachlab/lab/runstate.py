@@ -9,7 +9,11 @@ the CLI's JSON, the experiment checks, settling and the workshop read:
 - `per_task()`: copies received and executed per task, with their times;
 - `TaskState`: per-task tallies the experiment checks read (`checks.TASK_METRICS`);
 - `ended(holder_gone)`: whether every delivery has ended (settling);
-- `pending_by_worker()`: deliveries received and not ended, per worker.
+- `open_copies()`, `pending_by_worker()`: deliveries received and not ended (the run page's
+  losses, the experiments' holders).
+
+Each web process's run reader holds one, applied as it reads the log (reader.py), so the
+page's losses come from the same state as its counters.
 
 The append script (stream.py) keeps the same totals live in Redis as raw per-kind tallies;
 `totals()` turns either into the learner's counters, so both read the same way.
@@ -24,7 +28,7 @@ task b never, that says 0 while the learner saw a duplicate of a (tests/lab/test
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -240,14 +244,16 @@ class RunState:
                     return False
         return True
 
-    def pending_by_worker(self) -> dict[str, int]:
-        """Deliveries received and not ended, per worker (who holds what, for experiments)."""
-        held: Counter = Counter()
+    def open_copies(self) -> Iterator[CopyState]:
+        """Deliveries received and not ended yet."""
         for task in self.tasks.values():
             for copy in task.copies.values():
                 if not copy.ended:
-                    held[copy.worker] += 1
-        return dict(held)
+                    yield copy
+
+    def pending_by_worker(self) -> dict[str, int]:
+        """Deliveries received and not ended, per worker (who holds what, for experiments)."""
+        return dict(Counter(copy.worker for copy in self.open_copies()))
 
 
 def _since(event: LabEvent) -> float:

@@ -21,6 +21,8 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
+from teachlab.ratelimits import waiting_pool
+
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 20
@@ -44,7 +46,8 @@ def app_redis() -> aioredis.Redis:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None:
-        client = aioredis.Redis.from_url(f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}")
+        url = f"{settings.REDIS_URL}/{settings.REDIS_DB_APP}"
+        client = aioredis.Redis(connection_pool=waiting_pool(url))
         _clients[loop] = client
     return client
 

@@ -424,6 +424,13 @@ HTTP: dict[str, Http] = {
     "workshop:plan_previous": Http(
         path(ROOM + "plan/previous/", ids("room")), clients=DRIVERS, took=took_unless_ws_error
     ),
+    # the console's B key: blank the projector (issue 28)
+    "workshop:blank": Http(
+        path(ROOM + "blank/", ids("room")),
+        fields=form(["state"], state=["on", "off"]),
+        clients=DRIVERS,
+        took=took_unless_ws_error,
+    ),
     # sign-in, sign-out, health
     "login": Http(
         const("/accounts/login/"),
@@ -573,6 +580,17 @@ FRAMES: dict[str, Frames] = {
         PARTICIPANT_FIRST,
     ),
     "workshop:lock": Frames(frame("lock", {"state": lambda w: ["on", "off"]}), PRESENTER_FIRST),
+    # the console's keys over the socket (issue 28): T, L, B; the run's outcome; an answer
+    # round's end
+    "workshop:timer": Frames(
+        frame("timer", {"seconds": lambda w: ["5", "30", "600"]}), PRESENTER_FIRST
+    ),
+    "workshop:leaderboard": Frames(
+        frame("leaderboard", {"state": lambda w: ["on", "off"]}), PRESENTER_FIRST
+    ),
+    "workshop:blank": Frames(frame("blank", {"state": lambda w: ["on", "off"]}), PRESENTER_FIRST),
+    "workshop:outcome": Frames(frame("outcome", {}), PRESENTER_FIRST),
+    "workshop:answers_end": Frames(frame("answers_end", {}), PRESENTER_FIRST),
     "workshop:kick": Frames(frame("kick", {"seat": seats}), PRESENTER_FIRST),
     "workshop:readmit": Frames(frame("readmit", {"seat": seats}), PRESENTER_FIRST),
     "workshop:rename": Frames(

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+from teachlab.lab.labevent import LabEvent
 from teachlab.lab.losses import worker_losses
+from teachlab.lab.runstate import RunState
 
 
-def _event(kind: str, task: str, copy: int, worker: str = "w1@h", at: float = 100.0) -> dict:
-    return {"kind": kind, "task_id": task, "copy": copy, "worker": worker, "at": at}
+def _event(kind: str, task: str, copy: int, worker: str = "w1@h", at: float = 100.0):
+    return LabEvent(run="r", kind=kind, task_id=task, copy=copy, worker=worker, at=at)
 
 
 def _worker(hostname: str, *, alive: bool, started_at: float) -> dict:
     return {"hostname": hostname, "alive": alive, "started_at": started_at}
 
 
-EVENTS = [
-    _event("received", "a", 1),
-    _event("received", "b", 1),
-    _event("received", "c", 1),
-    _event("finished", "c", 1),  # settled before the kill: not lost
-    _event("received", "d", 1, worker="w2@h"),
-]
+EVENTS = RunState().apply_all(
+    [
+        _event("received", "a", 1),
+        _event("received", "b", 1),
+        _event("received", "c", 1),
+        _event("finished", "c", 1),  # settled before the kill: not lost
+        _event("received", "d", 1, worker="w2@h"),
+    ]
+)
 
 
 def test_a_dead_worker_is_named_with_the_deliveries_it_held_unsettled():

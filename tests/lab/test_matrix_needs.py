@@ -59,3 +59,42 @@ def test_a_skipped_combination_starts_nothing_and_records_the_pinned_versions(tm
     assert record["checks"] == [] and record["broker_info"] == {}
     assert any("skipped" in line for line in said)
     assert not list(tmp_path.iterdir())  # no worker logs: nothing was started
+
+
+def test_workers_that_exit_at_start_are_recorded_with_the_locks_versions(tmp_path, monkeypatch):
+    """They report nothing before exiting, so the record names what the lock installed."""
+    from teachlab.lab.matrix import runner
+
+    experiment = experiment_get(slug="countdown-within-timeout")
+
+    class Broker:
+        version, port, url = "6.0.9", 1, "redis://127.0.0.1:1"
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            return self
+
+        def stop(self):
+            pass
+
+    def workers_fail(*args, **kwargs):
+        raise runner.WorkersFailed("redis-short-1 exited 4 times: ResponseError")
+
+    monkeypatch.setattr(runner, "PrivateRedis", Broker)
+    monkeypatch.setattr(runner, "env_build", lambda *a, **k: Path("python"))
+    monkeypatch.setattr(runner, "lane_workers", workers_fail)
+    found = _combination_run(
+        combination=Combination("5.7", "6.0"),
+        experiments=[experiment],
+        redis_lanes={experiment.slug: True},
+        learner=None,
+        execute=lambda *a: [],
+        logs=tmp_path,
+        say=lambda text: None,
+        estimate=lambda seconds: "0:00",
+    )
+    assert [r["verdict"] for r in found] == ["workers fail"]
+    versions = found[0]["versions"]
+    assert (versions["celery"], versions["kombu"], versions["redis"]) == ("5.7.0", "5.7.0", "6.0.9")

@@ -283,3 +283,13 @@ def test_within_a_burst_frames_go_at_least_the_gap_apart_and_carry_every_event(m
         assert min(gaps) >= gap * 0.9, min(gaps)
     else:
         assert min(gaps) < 0.04 * 0.9, min(gaps)
+
+
+def test_the_reader_holds_the_run_state_of_what_it_read_and_its_counts_match_the_log():
+    """The live reader applies each entry to its RunState: the counters it computes agree with
+    the ones the append script wrote on the entries, and its open copies are the run's."""
+    reader = _reader(Room())
+    reader._take([_received(1), _received(2)])
+    assert reader.state.counts()["receipts"] == reader.counts["receipts"] == 2
+    assert reader.state.counts()["duplicates"] == reader.counts["duplicates"] == 0
+    assert reader.state.pending_by_worker() == {"w1@host": 2}

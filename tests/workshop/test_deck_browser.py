@@ -13,6 +13,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.conftest import ARTIFACTS
 from tests.stack import manage
 from tests.test_csp_browser import assert_no_violations, watch
 from tests.workshop.test_browser import PASSWORD, _connected, _participant, _staff_user
@@ -210,10 +211,13 @@ def test_a_prepared_plan_runs_on_five_screens_with_the_clicker_from_the_lobby_to
     assert verdict >= _font_px(projector, "#ws-stage .screen-title"), verdict
     assert _font_px(projector, "#ws-claim .split .bar") >= _font_px(projector, "#ws-claim .why")
     _console_fits(console, "step 2 revealed")
+    console.screenshot(path=str(ARTIFACTS / "workshop-cockpit.png"))
+    projector.screenshot(path=str(ARTIFACTS / "workshop-slide-reveal.png"))
 
     # 3: a long senior tier: the slide scales to one screen; the phones drop the claim.
     _step(console, "PageDown", "tier", screens)
     _projector_fits(projector, "tier", "step 3 (senior)")
+    projector.screenshot(path=str(ARTIFACTS / "workshop-slide-long-tier.png"))
     for phone in phones:
         expect(phone.locator("#ws-claim")).to_be_hidden()
         _phone_fits(phone, "tier", "step 3")

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import partial
+from typing import ClassVar
 
-from teachlab.lab.labevent import LabEvent
 from teachlab.lab.models import Kind
 from teachlab.lab.runstate import DUPLICATES_MEANING, RunState, TaskState
 
@@ -36,6 +36,20 @@ class Event:
     retrying: bool = False  # a failure Celery retries (a new delivery follows)
     worker_lost: bool = False  # a failure the parent recorded for a dead pool child
     delivery_count: int | None = None  # a quorum queue's x-delivery-count on this delivery
+    # What a RunState reads of an event (runstate.LabEvent) that an observation does not keep.
+    seq: ClassVar[int] = 0
+    copy: ClassVar[int] = 1
+    eta: ClassVar[float | None] = None
+    published_at: ClassVar[float | None] = None
+
+    @property
+    def at(self) -> float:
+        return self.t
+
+    @property
+    def data(self) -> dict:
+        lost = "WorkerLostError" if self.worker_lost else ""
+        return {"retrying": self.retrying, "error": lost, "delivery_count": self.delivery_count}
 
 
 @dataclass
@@ -63,7 +77,7 @@ class Observation:
         Kept until events are added (the runner's `until` grows an observation as it polls)."""
         if self._state is None or self._state[0] != len(self.events):
             ordered = sorted(self.events, key=lambda e: e.t)
-            state = RunState(self.tasks).apply_all(_lab_event(e) for e in ordered)
+            state = RunState(self.tasks).apply_all(ordered)
             self._state = (len(self.events), state)
         return self._state[1]
 
@@ -72,19 +86,6 @@ class Observation:
         for event in sorted(self.events, key=lambda e: e.t):
             grouped.setdefault(event.task_id, []).append(event)
         return grouped
-
-
-def _lab_event(event: Event) -> LabEvent:
-    """An observed event as the run state takes it (the flags back in the event's data)."""
-    data: dict = {}
-    if event.retrying:
-        data["retrying"] = True
-    if event.worker_lost:
-        data["error"] = "WorkerLostError"
-    if event.delivery_count:
-        data["delivery_count"] = event.delivery_count
-    return LabEvent(run="", kind=event.kind, task_id=event.task_id, worker=event.worker,
-                    redelivered=event.redelivered, at=event.t, t=event.t, data=data)  # fmt: skip
 
 
 # --- per-task metrics: f(its state, its events, due, observation) -> number or None (never) ---

@@ -440,6 +440,11 @@ def _combination_run(
                         ),
                         broker=broker.version,
                         seconds=round(time.monotonic() - started, 1),
+                        # workers that exit at start report nothing: the lock's pins say
+                        # what was installed
+                        pinned=pinned_versions(combination.celery)
+                        if verdict == "workers fail"
+                        else None,
                     )
                 )
     finally:
