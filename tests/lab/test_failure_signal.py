@@ -22,6 +22,21 @@ from teachlab.lab.stream import log_open, stream_read
 from teachlab.lab.tasks import TASK_LATE
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _handlers_off_afterwards():
+    """Importing teachlab.lab.signals connects the lab's handlers to Celery's global signals,
+    for every later test in this process: a test that runs a lab task in-process
+    (tests/lab/test_guard_work.py) would then record real events. Disconnect them after."""
+    yield
+    from celery import signals as celery_signals
+
+    for signal in vars(celery_signals).values():
+        if isinstance(signal, celery_signals.Signal):
+            for name, handler in vars(signals).items():
+                if name.startswith("on_") and callable(handler):
+                    signal.disconnect(handler)
+
+
 def _lab_task():
     app = Celery("failure-signal-test", set_as_current=False)
 
