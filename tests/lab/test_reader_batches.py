@@ -10,17 +10,9 @@ import pytest
 
 from teachlab.lab.fragments import Picture
 from teachlab.lab.reader import RunReader
+from tests.support.loops import on_a_loop_of_its_own
 
 pytestmark = pytest.mark.django_db
-
-
-def on_a_loop_of_its_own(scenario):
-    """Run the async scenario on a fresh loop in a thread: a browser test earlier in the
-    session leaves Playwright's loop on this thread, where asyncio.run refuses to start."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        return thread.submit(asyncio.run, scenario()).result()
 
 
 def _received(seq: int) -> tuple[str, dict[str, str]]:

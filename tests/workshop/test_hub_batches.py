@@ -8,15 +8,7 @@ import asyncio
 import pytest
 
 from teachlab.workshop import fragments, hub
-
-
-def on_a_loop_of_its_own(scenario):
-    """Run the async scenario on a fresh loop in a thread: a browser test earlier in the
-    session leaves Playwright's loop on this thread, where asyncio.run refuses to start."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        return thread.submit(asyncio.run, scenario()).result()
+from tests.support.loops import on_a_loop_of_its_own
 
 
 class SlowScreen:
