@@ -155,7 +155,7 @@ def test_how_we_know_gives_the_case_study_with_its_passage(client):
         r'Payout timeouts at 12 hours</a>\s*<span class="evidence-passage">: “([^”]+)”</span>',
         evidence,
     )
-    assert "far-future payout as a row with a due time" in shown
+    assert any("payout as a row with a due time" in passage for passage in shown), shown
 
 
 def test_every_seed_passage_is_in_its_seed_word_for_word():
