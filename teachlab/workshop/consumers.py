@@ -421,7 +421,7 @@ class PresenterSocket(RoomSocket):
         if frame.action in ("vote", "predict", "answer"):
             raise WorkshopError("The presenter screen does not vote; join as a participant.")
         room = self.room()
-        # The same path as the console's buttons (views.driver_view): presenting.act.
+        # The same path as the console's buttons (actionviews.action_view): presenting.act.
         user = get_user_model().objects.get(pk=self.user_id)
         presenting.act(room=room, action=frame.action, fields=frame.fields, user=user)
         return fragments.error_html("")
