@@ -16,7 +16,6 @@ FUNCTION_LINES = 60
 LONG_MODULES = {
     "teachlab/lab/experiments/catalog.py",
     "teachlab/lab/experiments/runner.py",
-    "teachlab/workshop/consumers.py",
     "teachlab/lab/reader.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
