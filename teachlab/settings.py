@@ -338,6 +338,9 @@ if env("CHANNEL_LAYER", "pubsub") == "pubsub":
             "prefix": env("CHANNEL_PREFIX", "teachlab"),
         },
     }
+# Sockets fed by their process's hub (teachlab/dbasync.py, HubFed) name this in-process layer:
+# the channel Channels opens for each of them stays in memory instead of subscribing in Redis.
+CHANNEL_LAYERS["hub-fed"] = {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 
 # The project's own jobs (teachlab/celery.py): experiment attempts run in the jobs worker
 # (`celery -A teachlab worker -Q teachlab-jobs`), never in the web process. Not a lab lane:
