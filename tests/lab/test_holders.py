@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from teachlab.lab import events
-from teachlab.lab.consumers import holders_html, holders_rows
+from teachlab.lab.panels import holders_html, holders_rows
 from teachlab.lab.store import app_redis
 from teachlab.lab.workers import REGISTRY, _write, workers_list
 
