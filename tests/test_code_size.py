@@ -18,7 +18,6 @@ LONG_MODULES = {
     "teachlab/lab/experiments/runner.py",
     "teachlab/workshop/views.py",
     "teachlab/workshop/consumers.py",
-    "teachlab/lab/reader.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
     "teachlab/lab/matrix/runner.py",
