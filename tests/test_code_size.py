@@ -16,8 +16,6 @@ FUNCTION_LINES = 60
 LONG_MODULES = {
     "teachlab/lab/experiments/catalog.py",
     "teachlab/lab/experiments/runner.py",
-    "teachlab/workshop/views.py",
-    "teachlab/workshop/consumers.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
     "teachlab/lab/matrix/runner.py",
@@ -28,13 +26,9 @@ LONG_FUNCTIONS = {
     "teachlab/lab/matrix/runner.py:_combination_run",
     "teachlab/lab/experiments/runner.py:_run_steps",
     "teachlab/lab/experiments/runner.py:experiment_execute",
-    "teachlab/workshop/results.py:answer_rows",
-    "teachlab/devstack.py:main",
-    "lessons/evidence_display.py:evidence_row",
     "teachlab/lab/experiments/catalog.py:_steps",
     "teachlab/lab/experiments/attempts.py:attempt_work",
     "teachlab/lab/experiments/cli.py:experiment_command",
-    "teachlab/workshop/planformat.py:step_clean",
 }
 
 
