@@ -11,13 +11,13 @@ import pytest
 import redis
 
 from teachlab.lab.errors import LabError
-from teachlab.lab.experiments.checks import run_metric
 from teachlab.lab.experiments.memory import (
     memory_fill,
     memory_free,
     queued_now,
     unacked_writes_refused,
 )
+from teachlab.lab.experiments.metrics import run_metric
 from teachlab.lab.experiments.observe import observation_from_events
 from teachlab.lab.lanes import lane_get
 

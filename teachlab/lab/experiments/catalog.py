@@ -20,7 +20,8 @@ from lessons.shown_paths import display_path
 from lessons.yamlread import file_data
 from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments import schema
-from teachlab.lab.experiments.checks import BOUNDS, RUN_METRICS, TASK_METRICS
+from teachlab.lab.experiments.checks import BOUNDS
+from teachlab.lab.experiments.metrics import RUN_METRICS, TASK_METRICS
 from teachlab.lab.experiments.needs import range_problem
 from teachlab.lab.experiments.source import Located, YamlError, located_load
 from teachlab.lab.params import param_parse

@@ -21,14 +21,8 @@ from packaging.version import InvalidVersion, Version
 from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import LabError
 from teachlab.lab.experiments.catalog import Experiment
-from teachlab.lab.experiments.checks import (
-    RUN_METRICS,
-    Observation,
-    check_evaluate,
-    copies_histogram,
-    receipts_over_time,
-    run_metric,
-)
+from teachlab.lab.experiments.charts import copies_histogram, receipts_over_time
+from teachlab.lab.experiments.checks import check_evaluate
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
 from teachlab.lab.experiments.leftover import bindings_evict, run_messages_left
 from teachlab.lab.experiments.memory import (
@@ -37,6 +31,7 @@ from teachlab.lab.experiments.memory import (
     queued_now,
     unacked_writes_refused,
 )
+from teachlab.lab.experiments.metrics import RUN_METRICS, Observation, run_metric
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.firing import run_fire
 from teachlab.lab.lanes import lane_get
