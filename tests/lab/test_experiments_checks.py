@@ -129,7 +129,7 @@ def test_histogram_and_receipts_over_time_for_a_batch():
 
 def test_a_prediction_matches_counts_exactly_and_ratios_roughly():
     from teachlab.lab.experiments.catalog import experiment_get
-    from teachlab.lab.experiments.runner import prediction_verdict
+    from teachlab.lab.experiments.prediction import prediction_verdict
 
     within = experiment_get(slug="countdown-beyond-timeout")
     obs = {"main": storm()}
@@ -141,7 +141,7 @@ def test_a_prediction_matches_counts_exactly_and_ratios_roughly():
 
 def test_a_choice_prediction_is_judged_by_what_the_runs_showed():
     from teachlab.lab.experiments.catalog import experiment_get
-    from teachlab.lab.experiments.runner import prediction_verdict
+    from teachlab.lab.experiments.prediction import prediction_verdict
 
     expires = experiment_get(slug="expires-before-due")
     revoked = observation_from_events(

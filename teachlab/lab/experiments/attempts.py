@@ -35,7 +35,8 @@ from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import learner_text
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
-from teachlab.lab.experiments.runner import experiment_execute, prediction_parse, timing_parse
+from teachlab.lab.experiments.prediction import prediction_parse, timing_parse
+from teachlab.lab.experiments.runner import experiment_execute
 
 log = logging.getLogger(__name__)
 GRACE = 120  # seconds beyond an experiment's planned length before a running attempt is stale

@@ -9,7 +9,8 @@ from typing import TextIO
 
 from teachlab.lab.experiments.batch import experiments_run_many
 from teachlab.lab.experiments.catalog import CatalogError, experiments_load
-from teachlab.lab.experiments.runner import experiment_execute, prediction_parse
+from teachlab.lab.experiments.prediction import prediction_parse
+from teachlab.lab.experiments.runner import experiment_execute
 
 CLI_LEARNER_KEY = "lab-experiment-cli"
 
