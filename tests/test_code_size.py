@@ -15,20 +15,16 @@ FUNCTION_LINES = 60
 
 LONG_MODULES = {
     "teachlab/lab/experiments/catalog.py",
-    "teachlab/lab/experiments/runner.py",
     "teachlab/workshop/views.py",
     "teachlab/workshop/consumers.py",
     "teachlab/lab/reader.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
     "teachlab/lab/matrix/runner.py",
-    "teachlab/lab/experiments/checks.py",
 }
 LONG_FUNCTIONS = {
     "teachlab/lab/experiments/catalog.py:experiment_validate",
     "teachlab/lab/matrix/runner.py:_combination_run",
-    "teachlab/lab/experiments/runner.py:_run_steps",
-    "teachlab/lab/experiments/runner.py:experiment_execute",
     "teachlab/lab/explain.py:celery_code",
     "teachlab/workshop/results.py:answer_rows",
     "teachlab/devstack.py:main",
@@ -36,8 +32,6 @@ LONG_FUNCTIONS = {
     "lessons/evidence_display.py:evidence_row",
     "teachlab/lab/firing.py:run_fire",
     "teachlab/lab/experiments/catalog.py:_steps",
-    "teachlab/lab/experiments/attempts.py:attempt_work",
-    "teachlab/lab/experiments/cli.py:experiment_command",
     "teachlab/workshop/planformat.py:step_clean",
 }
 
