@@ -14,7 +14,6 @@ MODULE_LINES = 400
 FUNCTION_LINES = 60
 
 LONG_MODULES = {
-    "teachlab/lab/experiments/catalog.py",
     "teachlab/workshop/views.py",
     "teachlab/workshop/consumers.py",
     "teachlab/lab/reader.py",
@@ -23,7 +22,6 @@ LONG_MODULES = {
     "teachlab/lab/matrix/runner.py",
 }
 LONG_FUNCTIONS = {
-    "teachlab/lab/experiments/catalog.py:experiment_validate",
     "teachlab/lab/matrix/runner.py:_combination_run",
     "teachlab/lab/explain.py:celery_code",
     "teachlab/workshop/results.py:answer_rows",
@@ -31,7 +29,6 @@ LONG_FUNCTIONS = {
     "teachlab/lab/explain.py:_paragraphs",
     "lessons/evidence_display.py:evidence_row",
     "teachlab/lab/firing.py:run_fire",
-    "teachlab/lab/experiments/catalog.py:_steps",
     "teachlab/workshop/planformat.py:step_clean",
 }
 
