@@ -128,6 +128,89 @@ def source_href(module: str, function: str) -> str | None:
         return None
 
 
+def _experiment_row(evidence: Evidence, detail: dict, titles, last_runs) -> EvidenceRow:
+    slug = evidence.experiment or detail.get("experiment", "")
+    title = (titles or {}).get(slug)
+    linked = titles is None or title is not None
+    checks = ()
+    if last_runs is not None:
+        known = known_experiments().get(slug)
+        says = known.says if known else {}
+        checks = check_rows(evidence, says=says, last_run=last_runs.get(slug))
+    return EvidenceRow(
+        "experiment",
+        "Lab experiment",
+        title=title or slug.replace("-", " ").capitalize(),
+        href=evidence.href if linked else None,
+        note="" if linked else "not in the lab yet",
+        checks=checks,
+        verified=tuple(verified_summary(slug)) if linked else (),
+    )
+
+
+def _measured_row(evidence: Evidence, detail: dict, titles, last_runs) -> EvidenceRow:
+    item = detail.get("item", "")
+    headline = fact_headline(int(item)) if item.isdigit() else None
+    href = reverse("lessons:evidence_note", args=[int(item)]) if headline else None
+    return EvidenceRow(
+        "measured",
+        "Measured on this stack",
+        title=headline or f"measurement note {item}",
+        note=f"measurement note {item}" if headline else "",
+        note_href=href,
+    )
+
+
+def _seed_row(evidence: Evidence, detail: dict, titles, last_runs) -> EvidenceRow:
+    seed = detail.get("seed", evidence.label)
+    cases = seed_cases()
+    case = cases.by_seed.get(seed) if cases is not None else None
+    if case is None:  # a lesson folder without a case for it: the file name, unlinked
+        return EvidenceRow("seed", "Seed document", code=(seed,), passage=evidence.quote or "")
+    return EvidenceRow(
+        "seed",
+        "Case study",
+        title=case.title,
+        href=reverse("lessons:evidence_case", args=[case.slug]),
+        passage=evidence.quote or "",
+    )
+
+
+def _source_row(evidence: Evidence, detail: dict, titles, last_runs) -> EvidenceRow:
+    module, function = detail.get("module", ""), detail.get("function", "")
+    return EvidenceRow(
+        "source",
+        "Library source",
+        title=f"{detail.get('package', '')} {version_range_spoken(detail.get('versions', ''))}",
+        code=(module, function),
+        href=source_href(module, function),
+    )
+
+
+def _docs_row(evidence: Evidence, detail: dict, titles, last_runs) -> EvidenceRow:
+    href = href_safe(evidence.url)
+    return EvidenceRow(
+        "docs",
+        "Documentation",
+        title=detail.get("title", evidence.label),
+        note=", ".join(
+            x for x in (detail.get("version", ""), urlsplit(href).hostname if href else "") if x
+        ),
+        href=href,
+        external=href is not None,
+    )
+
+
+# evidence kind -> its row, from (evidence, its detail as a dict, experiment titles, last runs)
+ROWS = {
+    "experiment": _experiment_row,
+    "measured": _measured_row,
+    "seed": _seed_row,
+    "source": _source_row,
+    "docs": _docs_row,
+}
+
+
 def evidence_row(
     evidence: Evidence,
     *,
@@ -138,71 +221,10 @@ def evidence_row(
     None when it cannot be read, then every experiment still links and the lab explains itself.
     `last_runs` (slug -> lessons.last_runs.LastRun) gives an experiment's cited checks what
     they last observed; None leaves the checks out."""
-    detail = dict(evidence.detail)
-    if evidence.kind == "experiment":
-        slug = evidence.experiment or detail.get("experiment", "")
-        title = (experiment_titles or {}).get(slug)
-        linked = experiment_titles is None or title is not None
-        checks = ()
-        if last_runs is not None:
-            known = known_experiments().get(slug)
-            says = known.says if known else {}
-            checks = check_rows(evidence, says=says, last_run=last_runs.get(slug))
-        return EvidenceRow(
-            "experiment",
-            "Lab experiment",
-            title=title or slug.replace("-", " ").capitalize(),
-            href=evidence.href if linked else None,
-            note="" if linked else "not in the lab yet",
-            checks=checks,
-            verified=tuple(verified_summary(slug)) if linked else (),
-        )
-    if evidence.kind == "measured":
-        item = detail.get("item", "")
-        headline = fact_headline(int(item)) if item.isdigit() else None
-        href = reverse("lessons:evidence_note", args=[int(item)]) if headline else None
-        return EvidenceRow(
-            "measured",
-            "Measured on this stack",
-            title=headline or f"measurement note {item}",
-            note=f"measurement note {item}" if headline else "",
-            note_href=href,
-        )
-    if evidence.kind == "seed":
-        seed = detail.get("seed", evidence.label)
-        cases = seed_cases()
-        case = cases.by_seed.get(seed) if cases is not None else None
-        if case is None:  # a lesson folder without a case for it: the file name, unlinked
-            return EvidenceRow("seed", "Seed document", code=(seed,), passage=evidence.quote or "")
-        return EvidenceRow(
-            "seed",
-            "Case study",
-            title=case.title,
-            href=reverse("lessons:evidence_case", args=[case.slug]),
-            passage=evidence.quote or "",
-        )
-    if evidence.kind == "source":
-        module, function = detail.get("module", ""), detail.get("function", "")
-        return EvidenceRow(
-            "source",
-            "Library source",
-            title=f"{detail.get('package', '')} {version_range_spoken(detail.get('versions', ''))}",
-            code=(module, function),
-            href=source_href(module, function),
-        )
-    if evidence.kind == "docs":
-        href = href_safe(evidence.url)
-        return EvidenceRow(
-            "docs",
-            "Documentation",
-            title=detail.get("title", evidence.label),
-            note=", ".join(
-                x for x in (detail.get("version", ""), urlsplit(href).hostname if href else "") if x
-            ),
-            href=href,
-            external=href is not None,
-        )
-    return EvidenceRow(evidence.kind, evidence.kind.capitalize(), title=evidence.label)
+    row = ROWS.get(evidence.kind)
+    if row is None:
+        return EvidenceRow(evidence.kind, evidence.kind.capitalize(), title=evidence.label)
+    return row(evidence, dict(evidence.detail), experiment_titles, last_runs)
 
 
 def how_we_know(

@@ -151,60 +151,42 @@ def classroom_announce() -> None:
     print("  classroom  a staff account runs rooms: .venv/bin/python manage.py createsuperuser")
 
 
-def main(argv: list[str] | None = None) -> None:
+def options_read(argv: list[str] | None) -> bool:
+    """Whether to serve a classroom; any other option stops here with a message."""
     args = sys.argv[1:] if argv is None else argv
     unknown = [a for a in args if a != "--classroom"]
     if unknown:
         sys.exit(f"scripts/run: unknown option {unknown[0]} (the only one is --classroom)")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
-    if "--classroom" in args:
-        classroom_announce()
-    os.environ.setdefault("TEACHLAB_LOCAL_CONTROLS", "1")
-    (VAR / "logs").mkdir(parents=True, exist_ok=True)
-    host = os.environ.get("TEACHLAB_HOST", "127.0.0.1")
-    port = int(os.environ.get("TEACHLAB_PORT", "8000"))
-    redis_url = os.environ.get("TEACHLAB_REDIS_URL", "redis://127.0.0.1:6379")
+    return "--classroom" in args
 
-    children: list[Child] = []
-    redis = redis_child(redis_url)
-    if redis is not None:
-        redis.start()
-        children.append(redis)
-        parsed = urlparse(redis_url)
-        for _ in range(50):
-            if port_answers(parsed.hostname or "127.0.0.1", parsed.port or 6379):
-                break
-            time.sleep(0.1)
-        print(f"  redis      started {redis.argv[0]}")
 
-    import django
+def redis_start(
+    children: list[Child], redis_url: str, *, name: str = "redis", args: list[str] | None = None
+) -> None:
+    """Start a Redis of our own when none answers at `redis_url`, and wait up to 5 s for it:
+    the web server and workers connect on their first request."""
+    redis = redis_child(redis_url, name=name, args=args)
+    if redis is None:
+        return
+    redis.start()
+    children.append(redis)
+    parsed = urlparse(redis_url)
+    for _ in range(50):
+        if port_answers(parsed.hostname or "127.0.0.1", parsed.port or 6379):
+            break
+        time.sleep(0.1)
+    print(f"  {name:<10} started {' '.join([redis.argv[0], *(args or [])])}")
 
-    django.setup()
+
+def app_start(children: list[Child], host: str, port: int) -> None:
+    """The web server, the jobs worker and the lab workers, once Django's settings are read."""
     from django.conf import settings
-
-    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
-
-    tight = redis_child(
-        settings.LAB_NOEVICTION_REDIS_URL, name="redis-noeviction", args=NOEVICTION_SERVER_ARGS
-    )
-    if tight is not None:  # the redis-noeviction lane's server: a small maxmemory of its own
-        tight.start()
-        children.append(tight)
-        parsed = urlparse(settings.LAB_NOEVICTION_REDIS_URL)
-        for _ in range(50):
-            if port_answers(parsed.hostname or "127.0.0.1", parsed.port or 6390):
-                break
-            time.sleep(0.1)
-        print(f"  redis-noeviction started {tight.argv[0]} {' '.join(NOEVICTION_SERVER_ARGS)}")
 
     if not settings.DEBUG:  # hashed, compressed static files must be collected first
         from django.core.management import call_command
 
         call_command("collectstatic", "--noinput", verbosity=0)
-    web = Child(
-        "web",
-        web_argv(host, port),
-    )
+    web = Child("web", web_argv(host, port))
     web.start()
     children.append(web)
     jobs = jobs_child()
@@ -216,13 +198,9 @@ def main(argv: list[str] | None = None) -> None:
         children.append(child)
         print(f"  worker     {child.name}")
 
-    shown = "127.0.0.1" if host == "0.0.0.0" else host  # noqa: S104
-    print(
-        f"\n  teachlab is running: open http://{shown}:{port}/\n  logs in {VAR / 'logs'}; "
-        "Ctrl-C stops everything.\n",
-        flush=True,
-    )
 
+def run_until_stopped(children: list[Child]) -> None:
+    """Supervise until Ctrl-C or SIGTERM, then stop everything this started."""
     stopping = False
 
     def stop(*_args: object) -> None:
@@ -235,6 +213,42 @@ def main(argv: list[str] | None = None) -> None:
         supervise(children, stopping=lambda: stopping)
     finally:
         shutdown(children)
+
+
+def main(argv: list[str] | None = None) -> None:
+    classroom = options_read(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "teachlab.settings")
+    if classroom:
+        classroom_announce()
+    os.environ.setdefault("TEACHLAB_LOCAL_CONTROLS", "1")
+    (VAR / "logs").mkdir(parents=True, exist_ok=True)
+    host = os.environ.get("TEACHLAB_HOST", "127.0.0.1")
+    port = int(os.environ.get("TEACHLAB_PORT", "8000"))
+
+    children: list[Child] = []
+    redis_start(children, os.environ.get("TEACHLAB_REDIS_URL", "redis://127.0.0.1:6379"))
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+
+    # the redis-noeviction lane's server: a small maxmemory of its own
+    redis_start(
+        children,
+        settings.LAB_NOEVICTION_REDIS_URL,
+        name="redis-noeviction",
+        args=NOEVICTION_SERVER_ARGS,
+    )
+    app_start(children, host, port)
+    shown = "127.0.0.1" if host == "0.0.0.0" else host  # noqa: S104
+    print(
+        f"\n  teachlab is running: open http://{shown}:{port}/\n  logs in {VAR / 'logs'}; "
+        "Ctrl-C stops everything.\n",
+        flush=True,
+    )
+    run_until_stopped(children)
 
 
 POLL_SECONDS = 0.3

@@ -14,8 +14,6 @@ MODULE_LINES = 400
 FUNCTION_LINES = 60
 
 LONG_MODULES = {
-    "teachlab/workshop/views.py",
-    "teachlab/workshop/consumers.py",
     "teachlab/lab/reader.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
@@ -24,12 +22,8 @@ LONG_MODULES = {
 LONG_FUNCTIONS = {
     "teachlab/lab/matrix/runner.py:_combination_run",
     "teachlab/lab/explain.py:celery_code",
-    "teachlab/workshop/results.py:answer_rows",
-    "teachlab/devstack.py:main",
     "teachlab/lab/explain.py:_paragraphs",
-    "lessons/evidence_display.py:evidence_row",
     "teachlab/lab/firing.py:run_fire",
-    "teachlab/workshop/planformat.py:step_clean",
 }
 
 

@@ -10,7 +10,7 @@ from django.test import RequestFactory
 
 from teachlab.lab.workers import controls_allowed
 from teachlab.workshop import rooms
-from teachlab.workshop.views import driver_refusal
+from teachlab.workshop.viewaccess import driver_refusal
 
 pytestmark = pytest.mark.django_db
 

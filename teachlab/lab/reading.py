@@ -4,8 +4,9 @@ show comes from one RunState (runstate.py) fed with the run's events."""
 
 from __future__ import annotations
 
-from teachlab.lab.labevent import row_decode, rows_state
+from teachlab.lab.labevent import LabEvent, row_decode, rows_state
 from teachlab.lab.models import Run
+from teachlab.lab.runlog import log_ahead, log_events, log_state
 from teachlab.lab.runstate import RunState
 
 
@@ -21,22 +22,38 @@ def runs_for_learner(learner, *, limit: int = 50) -> list[Run]:
 
 
 def run_state(run: Run, *, upto_seq: int | None = None) -> RunState:
-    """The run's state from its stored events (up to `upto_seq` when given)."""
+    """The run's state from its stored events (up to `upto_seq` when given), or from its log
+    while the recorder is behind it: no page or summary waits for the recorder."""
     rows = run.events.order_by("seq")
     if upto_seq is not None:
         rows = rows.filter(seq__lte=upto_seq)
-    return RunState(run.task_ids).apply_all(rows_state(rows, run.id))
+        return RunState(run.task_ids).apply_all(rows_state(rows, run.id))
+    events = list(rows_state(rows, run.id))
+    if log_ahead(run, stored=len(events)):
+        return log_state(run)
+    return RunState(run.task_ids).apply_all(events)
+
+
+def _events_all(run: Run) -> list[LabEvent]:
+    """Every event of the run: the stored rows, or the log's while the recorder is behind."""
+    events = [row_decode(row, run) for row in run.events.order_by("seq")]
+    if log_ahead(run, stored=len(events)):
+        try:
+            return log_events(run)
+        except Exception:  # noqa: BLE001 - Redis went away meanwhile: the rows are all there is
+            return events
+    return events
 
 
 def run_events(run: Run, after_seq: int = 0) -> list[dict]:
-    """Stored events after `after_seq`, in order, each with the counters as of that event."""
-    state = run_state(run, upto_seq=after_seq) if after_seq else RunState(run.task_ids)
+    """Events after `after_seq`, in order, each with the counters as of that event."""
+    state = RunState(run.task_ids)
     found = []
-    for row in run.events.filter(seq__gt=after_seq).order_by("seq"):
-        event = row_decode(row, run)
+    for event in _events_all(run):
         state.apply(event)
-        event.counts = state.counts()
-        found.append(event.as_dict())
+        if event.seq > after_seq:
+            event.counts = state.counts()
+            found.append(event.as_dict())
     return found
 
 

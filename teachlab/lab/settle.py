@@ -1,6 +1,10 @@
 """Settling a run: telling when every delivery has ended, marking the run done or timed out,
 and announcing its end once through its log. The monitor settles every running run each
-second; `lab run` and experiments settle the ones they follow."""
+second; `lab run` and experiments settle the ones they follow.
+
+The end is decided from the run's log reduced by the same RunState the live readers hold
+(runlog.py), not from the database: a recorder that is behind (3 of 349 runs of a 300-client
+soak were not settled within 60 s while settling waited for it) no longer holds a run open."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import time
 from django.dispatch import Signal
 
 from teachlab.lab.models import SETTLING_KINDS, Kind, Run
-from teachlab.lab.reading import run_state, state_summary
+from teachlab.lab.reading import state_summary
+from teachlab.lab.runlog import log_state
 from teachlab.lab.runstate import RunState
 from teachlab.lab.stream import done_append
 
@@ -34,7 +39,7 @@ def run_is_done(run: Run, state: RunState | None = None) -> bool:
     may have died is judged against the worker registry, read only then."""
     if run.status == Run.Status.FAILED:
         return True
-    state = state if state is not None else run_state(run)
+    state = state if state is not None else log_state(run)
     registry: dict[str, dict] | None = None
 
     def holder_gone(worker: str, since: float) -> bool:
@@ -78,17 +83,6 @@ def _surely_running(run: Run) -> bool:
     return False
 
 
-def _all_stored(run: Run) -> bool:
-    """Every event numbered so far is in the database (seqs run 1..N without gaps)."""
-    from teachlab.lab.store import app_redis
-
-    try:
-        issued = int(app_redis().get(f"lab:run:{run.id}:seq") or 0)
-    except Exception:  # noqa: BLE001 - without Redis, the database decides
-        return True
-    return run.events.count() >= issued
-
-
 def run_settle(run: Run) -> Run:
     """Mark a running run done (or timed out past its deadline) and tell its watchers once."""
     if run.status != Run.Status.RUNNING:
@@ -96,9 +90,7 @@ def run_settle(run: Run) -> Run:
     past_deadline = run.deadline is not None and time.time() > run.deadline
     if not past_deadline and _surely_running(run):
         return run
-    if not past_deadline and not _all_stored(run):
-        return run  # the recorder has not stored every event the log holds yet
-    state = run_state(run)
+    state = log_state(run)
     if run_is_done(run, state):
         run.status, run.settled_at = Run.Status.DONE, state.last_at or time.time()
     elif past_deadline:
@@ -135,4 +127,4 @@ def runs_settle_all() -> int:
 
 def copies_pending(run: Run) -> dict[str, int]:
     """Deliveries received and not settled, per worker (who holds what, for experiments)."""
-    return run_state(run).pending_by_worker()
+    return log_state(run).pending_by_worker()

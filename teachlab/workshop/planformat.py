@@ -61,6 +61,70 @@ def _question(raw: dict, fail) -> str:
     return slug
 
 
+def _tier_step(raw: dict, fail) -> dict:
+    step = {"question": _question(raw, fail)}
+    tier = raw.get("tier")
+    if tier not in TIERS:
+        fail("tier", f"pick one of {', '.join(TIERS)}.")
+    step["tier"] = tier
+    return step
+
+
+def _claim_step(raw: dict, fail) -> dict:
+    key = _text(raw, "claim", 200, fail)
+    if content.claim(key) is None:
+        fail("claim", f"“{key}” is not a claim in the lessons.")
+    return {"claim": key}
+
+
+def _answers_step(raw: dict, fail) -> dict:
+    step = {"question": _question(raw, fail)}
+    seconds = raw.get("seconds")
+    if seconds in (None, ""):
+        step["seconds"] = None
+    else:
+        try:
+            step["seconds"] = rounds.timer_seconds(seconds)
+        except WorkshopError as exc:
+            fail("seconds", exc.message)
+    return step
+
+
+def _run_step(raw: dict, fail) -> dict:
+    lane = _text(raw, "lane", 40, fail)
+    if lane not in dict(content.lanes()):
+        fail(
+            "lane",
+            f"“{lane}” is not one of the lab's lanes ({', '.join(dict(content.lanes()))}).",
+        )
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        fail("params", "must be an object.")
+    try:
+        params = predictions.clean_params(params)
+    except WorkshopError as exc:
+        fail("params", exc.message)
+    metric = raw.get("metric") or "receipts"
+    if metric not in content.METRICS:
+        fail("metric", f"pick one of {', '.join(content.METRICS)}.")
+    return {
+        "lane": lane,
+        "params": params,
+        "metric": metric,
+        "prompt": _text(raw, "prompt", PROMPT_MAX, fail, required=False),
+    }
+
+
+# kind -> its fields checked and cleaned, in the order they are stored (FIELDS says which)
+CLEANERS = {
+    "tier": _tier_step,
+    "claim": _claim_step,
+    "answers": _answers_step,
+    "run": _run_step,
+    "leaderboard": lambda raw, fail: {},
+}
+
+
 def step_clean(raw, number: int) -> dict:
     """The step as stored, or a StepError naming what is wrong with it."""
     if not isinstance(raw, dict):
@@ -76,52 +140,7 @@ def step_clean(raw, number: int) -> dict:
     unknown = sorted(set(raw) - FIELDS[kind] - {"kind"})
     if unknown:
         fail(str(unknown[0])[:40], "is not a field of this kind of step.")
-    step: dict = {"kind": kind}
-    if kind == "tier":
-        step["question"] = _question(raw, fail)
-        tier = raw.get("tier")
-        if tier not in TIERS:
-            fail("tier", f"pick one of {', '.join(TIERS)}.")
-        step["tier"] = tier
-    elif kind == "claim":
-        key = _text(raw, "claim", 200, fail)
-        if content.claim(key) is None:
-            fail("claim", f"“{key}” is not a claim in the lessons.")
-        step["claim"] = key
-    elif kind == "answers":
-        step["question"] = _question(raw, fail)
-        seconds = raw.get("seconds")
-        if seconds in (None, ""):
-            step["seconds"] = None
-        else:
-            try:
-                step["seconds"] = rounds.timer_seconds(seconds)
-            except WorkshopError as exc:
-                fail("seconds", exc.message)
-    elif kind == "run":
-        lane = _text(raw, "lane", 40, fail)
-        if lane not in dict(content.lanes()):
-            fail(
-                "lane",
-                f"“{lane}” is not one of the lab's lanes ({', '.join(dict(content.lanes()))}).",
-            )
-        params = raw.get("params", {})
-        if not isinstance(params, dict):
-            fail("params", "must be an object.")
-        try:
-            params = predictions.clean_params(params)
-        except WorkshopError as exc:
-            fail("params", exc.message)
-        metric = raw.get("metric") or "receipts"
-        if metric not in content.METRICS:
-            fail("metric", f"pick one of {', '.join(content.METRICS)}.")
-        step.update(
-            lane=lane,
-            params=params,
-            metric=metric,
-            prompt=_text(raw, "prompt", PROMPT_MAX, fail, required=False),
-        )
-    return step
+    return {"kind": kind, **CLEANERS[kind](raw, fail)}
 
 
 def steps_clean(raw) -> list[dict]:

@@ -89,7 +89,7 @@ ACTIONS: dict[str, tuple[Action, list[str]]] = {
         ),
         [],
     ),
-    # Moderation: the panel's own views redraw the panel (views.moderation_action).
+    # Moderation: the panel's own views redraw the panel (actionviews._panel_answer).
     "lock": (
         lambda room, f, user: rooms.room_lock(room=room, locked=_on_off(f, "Lock joins")),
         [],
@@ -119,7 +119,3 @@ def act(*, room: Room, action: str, fields: dict, user) -> list[str]:
     do, parts = entry
     do(room, fields, user)
     return parts
-
-
-def parts_of(action: str) -> list[str]:
-    return ACTIONS[action][1]

@@ -147,12 +147,9 @@ def run_rows(room: Room) -> list[dict]:
     return rows
 
 
-def answer_rows(room: Room) -> list[dict]:
-    """One row per participant per item (each claim put to the room, each shared run, each
-    answer round), in the order the items were opened: the vote, guess or typed answer,
-    whether it was right (or how far off), and when it was last changed. An item a
-    participant did not answer has a row too, with the answer left empty."""
-    seats = list(Seat.objects.filter(room=room).order_by("joined_at", "pk"))
+def _items(room: Room) -> list[tuple[str, object]]:
+    """(kind, item) for every claim put to the room, shared run and answer round, in the
+    order they were opened (ties by kind, then id)."""
     items: list[tuple] = []
     for cr in ClaimRound.objects.filter(room=room):
         items.append((cr.opened_at, "claim", cr))
@@ -161,6 +158,11 @@ def answer_rows(room: Room) -> list[dict]:
     for ar in AnswerRound.objects.filter(room=room):
         items.append((ar.opened_at, "answer", ar))
     items.sort(key=lambda item: (item[0], item[1], item[2].pk))
+    return [(kind, item) for _, kind, item in items]
+
+
+def _given(room: Room) -> dict[str, dict]:
+    """kind -> {(item id, seat id): the vote, guess or typed answer}, read once per kind."""
     votes = {
         (v.round_id, v.seat_id): v for v in Vote.objects.filter(round__room=room).only(
             "round_id", "seat_id", "choice", "cast_at"
@@ -178,9 +180,62 @@ def answer_rows(room: Room) -> list[dict]:
             "round_id", "seat_id", "text", "written_at", "shown"
         )
     }
+    return {"claim": votes, "run": guesses, "answer": typed}
+
+
+def _answer_cells(item: AnswerRound, text: Answer | None) -> dict:
+    question = content.question(item.question_slug)
+    return {
+        "question": question.title if question else item.question_slug,
+        "answer": text.text if text else "",
+        "on_screen": _yes(text.shown) if text else "",
+        "answered_at": text.written_at if text else "",
+    }
+
+
+def _claim_cells(item: ClaimRound, vote: Vote | None) -> dict:
     labels = dict(Vote.CHOICES)
+    revealed = item.revealed_at is not None
+    right = vote is not None and vote.choice == item.right_choice
+    return {
+        "question": item.text,
+        "right_answer": labels[item.right_choice] if revealed else "",
+        "answer": labels[vote.choice] if vote else "",
+        "correct": _yes(right) if vote and revealed else "",
+        "off_by": "",
+        "score": (1 if right else 0) if vote and revealed else "",
+        "answered_at": vote.cast_at if vote else "",
+    }
+
+
+def _run_cells(item: SharedRun, guess: Prediction | None) -> dict:
+    observed = item.observed
+    settled = observed is not None
+    scored = guess is not None and settled
+    return {
+        "question": item.prompt,
+        "right_answer": observed if settled else "",
+        "answer": guess.value if guess else "",
+        "correct": _yes(guess.value == observed) if scored else "",
+        "off_by": abs(guess.value - observed) if scored else "",
+        "score": round(run_score(predicted=guess.value, observed=observed), 3) if scored else "",
+        "answered_at": guess.made_at if guess else "",
+    }
+
+
+CELLS = {"answer": _answer_cells, "claim": _claim_cells, "run": _run_cells}
+
+
+def answer_rows(room: Room) -> list[dict]:
+    """One row per participant per item (each claim put to the room, each shared run, each
+    answer round), in the order the items were opened: the vote, guess or typed answer,
+    whether it was right (or how far off), and when it was last changed. An item a
+    participant did not answer has a row too, with the answer left empty."""
+    seats = list(Seat.objects.filter(room=room).order_by("joined_at", "pk"))
+    items = _items(room)
+    given = _given(room)
     rows = []
-    for n, (_, kind, item) in enumerate(items, start=1):
+    for n, (kind, item) in enumerate(items, start=1):
         for seat in seats:
             row = {
                 "nickname": seat.nickname,
@@ -193,44 +248,7 @@ def answer_rows(room: Room) -> list[dict]:
                 "score": "",
                 "on_screen": "",
             }
-            if kind == "answer":
-                text = typed.get((item.pk, seat.pk))
-                question = content.question(item.question_slug)
-                row.update(
-                    question=question.title if question else item.question_slug,
-                    answer=text.text if text else "",
-                    on_screen=_yes(text.shown) if text else "",
-                    answered_at=text.written_at if text else "",
-                )
-            elif kind == "claim":
-                vote = votes.get((item.pk, seat.pk))
-                revealed = item.revealed_at is not None
-                row.update(
-                    question=item.text,
-                    right_answer=labels[item.right_choice] if revealed else "",
-                    answer=labels[vote.choice] if vote else "",
-                    correct=_yes(vote.choice == item.right_choice) if vote and revealed else "",
-                    off_by="",
-                    score=(1 if vote.choice == item.right_choice else 0)
-                    if vote and revealed
-                    else "",
-                    answered_at=vote.cast_at if vote else "",
-                )
-            else:
-                guess = guesses.get((item.pk, seat.pk))
-                observed = item.observed
-                settled = observed is not None
-                row.update(
-                    question=item.prompt,
-                    right_answer=observed if settled else "",
-                    answer=guess.value if guess else "",
-                    correct=_yes(guess.value == observed) if guess and settled else "",
-                    off_by=abs(guess.value - observed) if guess and settled else "",
-                    score=round(run_score(predicted=guess.value, observed=observed), 3)
-                    if guess and settled
-                    else "",
-                    answered_at=guess.made_at if guess else "",
-                )
+            row.update(CELLS[kind](item, given[kind].get((item.pk, seat.pk))))
             rows.append(row)
     return rows
 

@@ -280,3 +280,37 @@ def test_a_prepared_plan_runs_on_five_screens_with_the_clicker_from_the_lobby_to
     assert_no_violations(projector, "the projector run as a deck")
     for page in (console, projector, *people):
         page.context.close()
+
+
+def test_keys_pressed_in_quick_succession_each_act_through_htmx(browser, live_server_url):
+    """A key pressed while the previous press of that button was still on its way went into
+    htmx's queue for the old button, which the response then replaced: the press was dropped.
+    Now the key waits for that request and presses the redrawn button. A fast second key (T
+    then R) once hit the freshly swapped Reveal form before htmx had
+    processed it (its settle step waited 20 ms): the browser submitted it natively, without
+    a CSRF token, and the reveal never happened (CI at dcfd197). Now swapped content is
+    processed in the same task, so a key in the very next task still acts through htmx."""
+    console = _console(browser, live_server_url)
+    _connected(console)
+    # Two clicker presses in a row: the second comes while the first is on its way, and
+    # still counts once the first has redrawn its button.
+    console.keyboard.press("PageDown")
+    _step(console, "ArrowRight", "claim", [])
+    expect(console.locator("#ws-quick .reveal-btn")).to_have_count(1)
+    console.evaluate(
+        """() => {
+        window.samePage = true;
+        const pressR = (e) => {
+            if (!(e.detail.pathInfo || {}).requestPath?.endsWith('/timer/')) return;
+            document.body.removeEventListener('htmx:afterSwap', pressR);
+            setTimeout(() => document.dispatchEvent(
+                new KeyboardEvent('keydown', {key: 'r', bubbles: true})));
+        };
+        document.body.addEventListener('htmx:afterSwap', pressR);
+        }"""
+    )
+    console.locator("body").click(position={"x": 2, "y": 2})
+    console.keyboard.press("t")
+    expect(console.locator("#ws-quick .reveal-btn")).to_have_count(0)
+    expect(console.locator("#ws-now")).to_have_attribute("data-moment", "claim")
+    assert console.evaluate("window.samePage === true"), "the form was submitted natively"

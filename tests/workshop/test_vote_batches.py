@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from teachlab.workshop import consumers, predictions, rooms, votes
+from teachlab.workshop import castbatches, predictions, rooms, votes
 from teachlab.workshop.errors import WorkshopError
 from teachlab.workshop.models import ClaimRound, Prediction, SharedRun, Vote
 from tests.workshop.conftest import asynctest, join_socket, receive_until, send
@@ -95,13 +95,13 @@ def test_a_batch_of_guesses_stores_one_per_seat_and_refuses_each_bad_one_on_its_
 @asynctest
 async def test_thirty_sockets_voting_at_once_each_get_their_own_answer(room, question, monkeypatch):
     batches: list[int] = []
-    handle = consumers.VOTES.handle
+    handle = castbatches.VOTES.handle
 
     def counted(room_id, ballots):
         batches.append(len(ballots))
         return handle(room_id, ballots)
 
-    monkeypatch.setattr(consumers.VOTES, "handle", counted)
+    monkeypatch.setattr(castbatches.VOTES, "handle", counted)
     cr = await db(_open_claim)(room, question)
     seats = [await db(rooms.seat_join)(room=room, nickname=f"p{i:02d}") for i in range(30)]
     await db(rooms.seat_kick)(room=room, seat_id=seats[-1].pk)
