@@ -14,21 +14,12 @@ MODULE_LINES = 400
 FUNCTION_LINES = 60
 
 LONG_MODULES = {
-    "teachlab/lab/experiments/catalog.py",
-    "teachlab/lab/experiments/runner.py",
     "teachlab/lab/workers.py",
     "teachlab/lab/lanes.py",
     "teachlab/lab/matrix/runner.py",
-    "teachlab/lab/experiments/checks.py",
 }
 LONG_FUNCTIONS = {
-    "teachlab/lab/experiments/catalog.py:experiment_validate",
     "teachlab/lab/matrix/runner.py:_combination_run",
-    "teachlab/lab/experiments/runner.py:_run_steps",
-    "teachlab/lab/experiments/runner.py:experiment_execute",
-    "teachlab/lab/experiments/catalog.py:_steps",
-    "teachlab/lab/experiments/attempts.py:attempt_work",
-    "teachlab/lab/experiments/cli.py:experiment_command",
 }
 
 

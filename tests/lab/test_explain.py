@@ -13,7 +13,7 @@ from django.test import Client
 
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
-from teachlab.lab.experiments.runner import until_text
+from teachlab.lab.experiments.until import until_text
 from teachlab.lab.fragments import render_batch_html
 from teachlab.lab.models import Run, RunEvent
 from teachlab.lab.panels import holders_html, holders_rows

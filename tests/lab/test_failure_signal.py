@@ -14,7 +14,7 @@ from celery import Celery
 
 from lessons.models import Learner
 from teachlab.lab import events, signals
-from teachlab.lab.experiments.checks import task_metric
+from teachlab.lab.experiments.metrics import task_metric
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.models import Kind, Run
 from teachlab.lab.recorder import Recorder
