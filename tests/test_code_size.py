@@ -16,8 +16,6 @@ FUNCTION_LINES = 60
 LONG_MODULES = {
     "teachlab/lab/experiments/catalog.py",
     "teachlab/lab/experiments/runner.py",
-    "teachlab/lab/workers.py",
-    "teachlab/lab/lanes.py",
     "teachlab/lab/matrix/runner.py",
     "teachlab/lab/experiments/checks.py",
 }
