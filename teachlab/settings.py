@@ -305,7 +305,7 @@ REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker reg
 # the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
 LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
 # The redis-noeviction lane's server: a Redis of its own with a small maxmemory and
-# `noeviction` (teachlab.lab.lanes.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
+# `noeviction` (teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
 LAB_NOEVICTION_REDIS_URL = env("LAB_NOEVICTION_REDIS_URL", "redis://127.0.0.1:6390").rstrip("/")
 # `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
 LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)

@@ -1,5 +1,5 @@
 """The memory steps of noeviction-loses-popped on the session's own noeviction Redis
-(tests/stack.py starts it with teachlab.lab.lanes.NOEVICTION_SERVER_ARGS): filling leaves the
+(tests/stack.py starts it with teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS): filling leaves the
 server refusing writes but still serving BRPOP, freeing lets it take writes again, and a lane
 on the shared broker is never filled."""
 

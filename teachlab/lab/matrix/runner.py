@@ -29,7 +29,8 @@ from django.test import override_settings
 from teachlab.devstack import Child
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.needs import needs_unmet
-from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS, lane_get, worker_name
+from teachlab.lab.lanes import lane_get, worker_name
+from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
 from teachlab.lab.matrix.envs import EnvFailed, env_build, lock_pins, matrix_dir
 from teachlab.lab.matrix.records import current_commit, experiment_digest
 from teachlab.lab.matrix.servers import PrivateRedis
