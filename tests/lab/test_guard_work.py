@@ -6,7 +6,6 @@ is replaced by a list, because these tests are about the guard, not the event pa
 
 from __future__ import annotations
 
-import sys
 import uuid
 
 import pytest
@@ -20,12 +19,6 @@ from teachlab.lab.tasks import SUPPRESSED, TASK_EARLY, LabBodyFailed
 def recorded(monkeypatch) -> list[str]:
     kinds: list[str] = []
     monkeypatch.setattr(events, "event_from_task", lambda task, kind, **_: kinds.append(kind))
-    # Collecting tests/lab/test_failure_signal.py imports teachlab.lab.signals in every xdist
-    # worker, which connects the lab's handlers to Celery's global signals; only the worker
-    # that runs that module disconnects them again. Here they would record real events.
-    lab_signals = sys.modules.get("teachlab.lab.signals")
-    if lab_signals is not None:
-        monkeypatch.setattr(lab_signals, "LAB_TASKS", frozenset())
     return kinds
 
 
