@@ -17,9 +17,12 @@ from django.template.loader import render_to_string
 from lessons.learners import learner_for_scope
 from teachlab import ratelimits
 from teachlab.dbasync import HubFed, NoHopDispatch, db_async
+from teachlab.lab import reading
+from teachlab.lab.broker import run_tag
 from teachlab.lab.errors import LabError
 from teachlab.lab.fragments import TEMPLATE
 from teachlab.lab.hub import hub_join, hub_leave
+from teachlab.lab.lanes import lane_get
 from teachlab.lab.panels import RunPanels, broker_look, workers_look
 from teachlab.lab.reader import reader_join, reader_leave
 from teachlab.lab.replay import replay_send, replay_speed
@@ -32,12 +35,10 @@ RESYNC_EVERY = 3  # seconds between two redraws a socket may ask for
 
 @db_async
 def owned_run(scope: dict, run_id: str):
-    from teachlab.lab.reading import run_for_learner
-
     learner = learner_for_scope(scope)
     if learner is None:
         return None
-    return run_for_learner(run_id, learner)
+    return reading.run_for_learner(run_id, learner)
 
 
 def _query(scope: dict) -> dict[str, str]:
@@ -103,9 +104,6 @@ class RunConsumer(FrameSizeCapped, HubFed, NoHopDispatch, AsyncWebsocketConsumer
         self.joined.append(group)
 
     async def _broker_join(self, run) -> str:
-        from teachlab.lab.broker import run_tag
-        from teachlab.lab.lanes import lane_get
-
         try:
             lane = await db_async(lane_get)(run.lane)
         except LabError:  # a lane taken out of the configuration since the run

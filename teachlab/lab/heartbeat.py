@@ -12,8 +12,10 @@ import socket
 import threading
 import time
 
-from teachlab.lab import handler_times
+from teachlab.lab import events, handler_times
+from teachlab.lab.lanes import lane_get
 from teachlab.lab.store import app_redis
+from teachlab.lab.versions import worker_versions
 from teachlab.lab.workers import (
     BEAT,
     MEMORY_GRACE,
@@ -33,8 +35,6 @@ _process: dict = {}  # "me": this worker's psutil.Process, for the memory check
 
 
 def _write(r, record: dict) -> None:
-    from teachlab.lab import events
-
     record["seen_at"] = time.time()
     if record.get("versions", {}).get("pool") == "prefork":
         events.held_prune_pool_settled()
@@ -86,8 +86,6 @@ def _memory_check(r, me) -> None:
     notice and shut down warmly so the supervisor starts a fresh process. This is the
     ceiling for the threads pool, where worker_max_memory_per_child does nothing, and for a
     prefork parent, which holds the waiting deliveries itself."""
-    from teachlab.lab import events
-
     rss = me.memory_info().rss
     _record["rss"] = rss
     asked = _record.get("memory_restart_at")
@@ -136,9 +134,6 @@ def heartbeat_start(*, name: str, lane: str, hostname: str) -> None:
 
 
 def _versions(lane: str) -> dict:
-    from teachlab.lab.lanes import lane_get
-    from teachlab.lab.versions import worker_versions
-
     try:
         return worker_versions(lane=lane_get(lane))
     except Exception:  # a lane unknown here must not stop the heartbeat
