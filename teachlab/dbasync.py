@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
+from channels.middleware import BaseMiddleware
 from django.db import close_old_connections
 
 from teachlab.dbbusy import database_unavailable
@@ -60,20 +62,31 @@ async def db_redraw(func, *args, tries: int = 3, pause: float = 1.0, **kwargs):
     return None
 
 
+# The layer alias of sockets fed by their process's hub (settings.CHANNEL_LAYERS): an
+# in-process layer, so Channels' per-consumer channel stays in memory and subscribes nothing.
+HUB_FED_LAYER = "hub-fed"
+
+
 class HubFed:
     """A socket whose messages come from its process's hub (lab/hub.py, lab/reader.py,
-    workshop/hub.py), not from a channel of its own: Channels subscribes a channel for every
-    consumer whose channel_layer_alias names a configured layer (AsyncConsumer.__call__), and
-    get_channel_layer returns None for an alias CHANNEL_LAYERS does not name, so none is made:
-    300 sockets cost the hub's one subscription, not 300 that nothing reads."""
+    workshop/hub.py), not from a channel of its own. Channels opens a channel on the
+    consumer's layer for every socket (AsyncConsumer.__call__); on the project's Redis layer
+    that is one subscription per socket that nothing reads, so these name the in-process
+    layer: 300 sockets cost the hub's one subscription, not 300."""
 
-    channel_layer_alias = "none: messages come through the process's hub"
+    channel_layer_alias = HUB_FED_LAYER
 
 
 class NoHopDispatch:
-    """Channels' dispatch without its database hop per message (it closes stale connections
-    in the one shared thread before every handler, handshakes included); every database call
-    of these consumers goes through db_async, which closes them in its own hop."""
+    """Channels' dispatch without its hop to the one shared thread before every handler
+    (channels.db.aclose_old_connections, handshakes included); every database call of these
+    consumers goes through db_async, which closes stale connections in its own hop.
+
+    Channels' public surface has no way to skip that hop, and it cannot stay: a handshake
+    then waits behind whatever holds the shared thread (2 s behind one slow call in
+    tests/workshop/test_sockets.py::test_a_handshake_does_not_wait_behind_other_sockets_
+    database_work; 15 s at 300 clients, docs/measurements/history/drills.md). So this one
+    method is overridden, keeping Channels' handler naming (get_handler_name)."""
 
     async def dispatch(self, message) -> None:
         handler = getattr(self, get_handler_name(message), None)
@@ -96,13 +109,25 @@ class NoHopDispatch:
         await self.close(code=CLOSE_TRY_AGAIN)
 
 
+def _session_user(session):
+    """The session's user by Django's own rules: auth.get_user reads only the request's
+    session (a login the password change logged out is flushed, as for pages)."""
+    from django.contrib.auth import get_user
+
+    return get_user(SimpleNamespace(session=session))
+
+
+class SocketAuthMiddleware(BaseMiddleware):
+    """What Channels' AuthMiddleware does (the session's user in scope["user"]), with the
+    lookup through db_async: in Channels' it ran in the one shared thread, and every handshake
+    waited there behind every socket's database work (docs/measurements/history/drills.md)."""
+
+    async def __call__(self, scope, receive, send):
+        if "session" not in scope:
+            raise ValueError("SocketAuthMiddleware needs Channels' SessionMiddleware above it.")
+        user = await db_async(_session_user)(scope["session"])
+        return await super().__call__({**scope, "user": user}, receive, send)
+
+
 def socket_auth(inner):
-    """Channels' AuthMiddleware with its user lookup through db_async: every handshake looked
-    its user up in the one shared thread, behind every socket's database work."""
-    from channels.auth import AuthMiddleware, get_user
-
-    class SocketAuthMiddleware(AuthMiddleware):
-        async def resolve_scope(self, scope) -> None:
-            scope["user"]._wrapped = await db_async(get_user.func)(scope)
-
     return SocketAuthMiddleware(inner)

@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
     django.setup()
     from django.conf import settings
 
-    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+    from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
 
     # the redis-noeviction lane's server: a small maxmemory of its own
     redis_start(

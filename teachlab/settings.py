@@ -305,7 +305,7 @@ REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker reg
 # the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
 LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
 # The redis-noeviction lane's server: a Redis of its own with a small maxmemory and
-# `noeviction` (teachlab.lab.lanes.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
+# `noeviction` (teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
 LAB_NOEVICTION_REDIS_URL = env("LAB_NOEVICTION_REDIS_URL", "redis://127.0.0.1:6390").rstrip("/")
 # `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
 LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)
@@ -338,6 +338,9 @@ if env("CHANNEL_LAYER", "pubsub") == "pubsub":
             "prefix": env("CHANNEL_PREFIX", "teachlab"),
         },
     }
+# Sockets fed by their process's hub (teachlab/dbasync.py, HubFed) name this in-process layer:
+# the channel Channels opens for each of them stays in memory instead of subscribing in Redis.
+CHANNEL_LAYERS["hub-fed"] = {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 
 # The project's own jobs (teachlab/celery.py): experiment attempts run in the jobs worker
 # (`celery -A teachlab worker -Q teachlab-jobs`), never in the web process. Not a lab lane:

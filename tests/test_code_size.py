@@ -13,27 +13,8 @@ PACKAGES = ("teachlab", "lessons")
 MODULE_LINES = 400
 FUNCTION_LINES = 60
 
-LONG_MODULES = {
-    "teachlab/lab/experiments/catalog.py",
-    "teachlab/lab/experiments/runner.py",
-    "teachlab/lab/reader.py",
-    "teachlab/lab/workers.py",
-    "teachlab/lab/lanes.py",
-    "teachlab/lab/matrix/runner.py",
-    "teachlab/lab/experiments/checks.py",
-}
-LONG_FUNCTIONS = {
-    "teachlab/lab/experiments/catalog.py:experiment_validate",
-    "teachlab/lab/matrix/runner.py:_combination_run",
-    "teachlab/lab/experiments/runner.py:_run_steps",
-    "teachlab/lab/experiments/runner.py:experiment_execute",
-    "teachlab/lab/explain.py:celery_code",
-    "teachlab/lab/explain.py:_paragraphs",
-    "teachlab/lab/firing.py:run_fire",
-    "teachlab/lab/experiments/catalog.py:_steps",
-    "teachlab/lab/experiments/attempts.py:attempt_work",
-    "teachlab/lab/experiments/cli.py:experiment_command",
-}
+LONG_MODULES: set[str] = set()
+LONG_FUNCTIONS: set[str] = set()
 
 
 def _says_why(node) -> bool:

@@ -167,7 +167,7 @@ def test_forwarded_headers_are_believed_only_from_a_configured_proxy(compose):
 
 
 def test_the_noeviction_lane_gets_a_server_of_its_own_with_the_lanes_memory_options():
-    from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS
+    from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
 
     services = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
     command = services["redis-noeviction"]["command"]

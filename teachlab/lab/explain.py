@@ -154,11 +154,12 @@ def _span(values: list[float]) -> str:
 
 def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: dict) -> list[str]:
     n = len(story.tasks)
-    held = [t.held_for for t in story.tasks]
-    what = "the message" if n == 1 else "each message"
-    one = "the task" if n == 1 else f"the {n} tasks"
     parts = []
-    if lane_kind == "redis" and story.visibility_timeout and not any(held):
+    if (
+        lane_kind == "redis"
+        and story.visibility_timeout
+        and not any(t.held_for for t in story.tasks)
+    ):
         parts.append(
             f"Nothing waited: {'the task was' if n == 1 else 'every task was'} due at once and "
             "its message was acknowledged as the body started, so the visibility timeout "
@@ -172,67 +173,81 @@ def _paragraphs(story: Explanation, *, params: dict, lane_kind: str, summary: di
             f"expected. Workers received {story.seen} for {n} task{'s' if n != 1 else ''}."
         )
     else:
-        vt = story.visibility_timeout
-        late = " (with acks_late the body's time counts too)" if params.get("acks_late") else ""
-        expected = [t.expected for t in story.tasks]
-        parts.append(
-            f"Redis kept {what} unacknowledged for {_span(held)}{late}. The visibility timeout "
-            f"on {story.lane} is {_s(vt)} s, so {story.timeouts_passed} timeout"
-            f"{'s' if story.timeouts_passed != 1 else ''} ran out while {one} waited, and "
-            f"ceil(wait / {_s(vt)}) predicts {_count_span(expected)} "
-            f"cop{'y' if max(expected) == 1 else 'ies'}"
-            + (" for the task." if n == 1 else f" per task, {story.expected} in all.")
+        parts += _timeout_paragraphs(story, params=params, summary=summary)
+    parts.append(_executions_paragraph(story))
+    return parts
+
+
+def _timeout_paragraphs(story: Explanation, *, params: dict, summary: dict) -> list[str]:
+    """On Redis, when tasks waited: how long, what the timeout predicts, and what came."""
+    n = len(story.tasks)
+    held = [t.held_for for t in story.tasks]
+    what = "the message" if n == 1 else "each message"
+    one = "the task" if n == 1 else f"the {n} tasks"
+    vt = story.visibility_timeout
+    late = " (with acks_late the body's time counts too)" if params.get("acks_late") else ""
+    expected = [t.expected for t in story.tasks]
+    held_text = (
+        f"Redis kept {what} unacknowledged for {_span(held)}{late}. The visibility timeout "
+        f"on {story.lane} is {_s(vt)} s, so {story.timeouts_passed} timeout"
+        f"{'s' if story.timeouts_passed != 1 else ''} ran out while {one} waited, and "
+        f"ceil(wait / {_s(vt)}) predicts {_count_span(expected)} "
+        f"cop{'y' if max(expected) == 1 else 'ies'}"
+        + (" for the task." if n == 1 else f" per task, {story.expected} in all.")
+    )
+    more = [t for t in story.tasks if t.seen > t.expected]
+    fewer = [t for t in story.tasks if t.seen < t.expected]
+    seen_text = f"Workers received {story.seen}"
+    if not more and not fewer:
+        # "as predicted" beside "You predicted 2" read as the learner's guess (issue 29)
+        seen_text += f", exactly what ceil(wait / {_s(vt)}) gives"
+        yours = summary.get("prediction")
+        seen_text += (
+            f"; you predicted {yours}." if yours is not None and yours != story.seen else "."
         )
-        more = [t for t in story.tasks if t.seen > t.expected]
-        fewer = [t for t in story.tasks if t.seen < t.expected]
-        seen_text = f"Workers received {story.seen}"
-        if not more and not fewer:
-            # "as predicted" beside "You predicted 2" read as the learner's guess (issue 29)
-            seen_text += f", exactly what ceil(wait / {_s(vt)}) gives"
-            yours = summary.get("prediction")
-            seen_text += (
-                f"; you predicted {yours}." if yours is not None and yours != story.seen else "."
+    else:
+        bits = []
+        if more:
+            bits.append(
+                f"{len(more)} task{'s' if len(more) != 1 else ''} came more often than "
+                "predicted (a crashed worker, or a shorter timeout on the same Redis "
+                "database, hands a message out early)"
             )
-        else:
-            bits = []
-            if more:
-                bits.append(
-                    f"{len(more)} task{'s' if len(more) != 1 else ''} came more often than "
-                    "predicted (a crashed worker, or a shorter timeout on the same Redis "
-                    "database, hands a message out early)"
-                )
-            if fewer:
-                bits.append(
-                    f"{len(fewer)} task{'s' if len(fewer) != 1 else ''} came less often "
-                    "(the restore sweep runs on its own clock, so a task due just after a "
-                    "timeout can run before its message is handed out again)"
-                )
-            seen_text += ": " + "; ".join(bits) + "."
-        parts.append(seen_text)
+        if fewer:
+            bits.append(
+                f"{len(fewer)} task{'s' if len(fewer) != 1 else ''} came less often "
+                "(the restore sweep runs on its own clock, so a task due just after a "
+                "timeout can run before its message is handed out again)"
+            )
+        seen_text += ": " + "; ".join(bits) + "."
+    return [held_text, seen_text]
+
+
+def _executions_paragraph(story: Explanation) -> str:
+    """How often the bodies ran, and why more than once."""
+    n = len(story.tasks)
     executions = sum(t.executed for t in story.tasks)
     suppressed = sum(t.suppressed for t in story.tasks)
     amp = executions / n if n else 0
     if suppressed:
-        parts.append(
+        return (
             f"The idempotency guard turned away {suppressed} cop"
             f"{'y' if suppressed == 1 else 'ies'}, so the bodies ran {executions} time"
             f"{'s' if executions != 1 else ''} for {n} task{'s' if n != 1 else ''} "
             f"({amp:.2f}× amplification)."
         )
-    elif story.seen > n:
-        parts.append(
+    if story.seen > n:
+        return (
             f"Every copy carries the same ETA, so the copies wait side by side and run together "
             f"when the task falls due: {executions} executions for {n} task"
             f"{'s' if n != 1 else ''}, an amplification of {amp:.2f}×. Nothing failed; these "
             "are not retries."
         )
-    else:
-        parts.append(
-            f"Each task ran {'once' if amp == 1 else f'{amp:.2f} times on average'}: "
-            f"{executions} execution{'s' if executions != 1 else ''} for {n} task"
-            f"{'s' if n != 1 else ''}."
-        )
-    return parts
+    return (
+        f"Each task ran {'once' if amp == 1 else f'{amp:.2f} times on average'}: "
+        f"{executions} execution{'s' if executions != 1 else ''} for {n} task"
+        f"{'s' if n != 1 else ''}."
+    )
 
 
 def _count_span(values: list[int]) -> str:
@@ -266,102 +281,3 @@ def _covered(story: Explanation, *, params: dict, lane_kind: str) -> dict[str, s
 
 
 # --- the same run in plain Celery -------------------------------------------------------------
-
-
-def _py(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return repr(value)
-
-
-def celery_code(*, params: dict[str, Any], lane) -> str:
-    """Python a reader can paste into a project of their own: the app's broker settings as
-    the lane sets them (teachlab/lab/celery_app.py) and the call that sends the run's tasks."""
-    count = int(params.get("count") or 1)
-    countdown = float(params.get("countdown") or 0)
-    spacing = float(params.get("spacing") or 0)
-    duration = float(params.get("duration") or 0)
-    acks_late = bool(params.get("acks_late"))
-    lines = ["import time", ""] if duration else []
-    if lane.kind == "rabbit":
-        lines += [
-            "from celery import Celery",
-            "from kombu import Exchange, Queue",
-            "",
-            'app = Celery("shop", broker="amqp://guest:guest@localhost:5672//")',
-            f'exchange = Exchange("{lane.queue}", type="{lane.exchange_type}")',
-            "app.conf.task_queues = [",
-            f'    Queue("{lane.queue}", exchange, routing_key="{lane.queue}",',
-            '          queue_arguments={"x-queue-type": "quorum"}),',
-            "]",
-            f'app.conf.task_default_queue = "{lane.queue}"',
-            f'app.conf.task_default_exchange = "{lane.queue}"',
-            f'app.conf.task_default_exchange_type = "{lane.exchange_type}"',
-            f'app.conf.task_default_routing_key = "{lane.queue}"',
-            "# RabbitMQ holds countdowns itself (native delayed delivery) on a topic exchange:",
-            'app.conf.broker_native_delayed_delivery_queue_type = "quorum"',
-        ]
-    else:
-        options = lane.transport_options()
-        lines += [
-            "from celery import Celery",
-            "",
-            'app = Celery("shop", broker="redis://localhost:6379/0")',
-            "app.conf.broker_transport_options = {",
-            f'    "visibility_timeout": {_py(options["visibility_timeout"])},'
-            "  # seconds a delivery may stay unacked",
-            f'    "unacked_restore_interval": {_py(options["unacked_restore_interval"])},'
-            "  # kombu's default: 10",
-            f'    "unacked_restore_throttle": {_py(options["unacked_restore_throttle"])},'
-            "  # kombu's default: 10",
-            "}",
-            f'app.conf.task_default_queue = "{lane.queue}"',
-        ]
-    if lane.prefetch_multiplier is not None:
-        lines.append(f"app.conf.worker_prefetch_multiplier = {lane.prefetch_multiplier}")
-    if params.get("guard"):
-        lines[lines.index("from celery import Celery")] = "import redis\nfrom celery import Celery"
-        lines.append('redis_client = redis.Redis(host="localhost", db=3)')
-    lines += [
-        "",
-        "",
-        f"@app.task(acks_late={acks_late})" + ("  # ack after the body" if acks_late else ""),
-        "def work(index):",
-    ]
-    if params.get("guard"):
-        ttl = int(params.get("guard_ttl") or 600)
-        lines += [
-            "    # the guard: claim the work, not the task id, before doing it",
-            f'    if not redis_client.set(f"work:{{index}}", "1", nx=True, ex={ttl}):',
-            "        return",
-        ]
-    lines.append(
-        f"    time.sleep({_py(duration)})  # the body" if duration else "    pass  # the body"
-    )
-    lines += ["", ""]
-    call_options = []
-    if params.get("eta") not in (None, ""):
-        if count > 1 and spacing:
-            call_options.append(f"eta=due_at + timedelta(seconds={_py(spacing)} * i)")
-        else:
-            call_options.append("eta=due_at")
-        lines.insert(0, "from datetime import datetime, timedelta, timezone")
-        lines.append(
-            f"due_at = datetime.fromtimestamp({_py(float(params['eta']))}, tz=timezone.utc)"
-        )
-    expires = params.get("expires")
-    if expires not in (None, ""):
-        call_options.append(f"expires={_py(float(expires))}")
-    if count == 1:
-        if params.get("eta") in (None, "") and countdown:
-            call_options.insert(0, f"countdown={_py(countdown)}")
-        lines.append(f"work.apply_async(args=[0]{''.join(', ' + o for o in call_options)})")
-    else:
-        if params.get("eta") in (None, ""):
-            due = _py(countdown) if countdown else ""
-            step = f"{_py(spacing)} * i" if spacing else ""
-            expr = " + ".join(p for p in (due, step) if p) or "0"
-            call_options.insert(0, f"countdown={expr}")
-        lines.append(f"for i in range({count}):")
-        lines.append(f"    work.apply_async(args=[i]{''.join(', ' + o for o in call_options)})")
-    return "\n".join(lines) + "\n"

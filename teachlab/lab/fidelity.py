@@ -22,11 +22,12 @@ def _side(tasks: int, executions: int) -> dict:
 
 def _lab_side(*, learner, count: int, countdown: float, spacing: float, progress) -> dict:
     from teachlab.lab.firing import run_fire
+    from teachlab.lab.heartbeat import STATS_EVERY
     from teachlab.lab.models import Run
     from teachlab.lab.reading import run_summary
     from teachlab.lab.settle import run_settle
     from teachlab.lab.store import app_redis
-    from teachlab.lab.workers import BEAT, STATS_EVERY, control_key, workers_list
+    from teachlab.lab.workers import BEAT, control_key, workers_list
 
     for worker in workers_list():  # handler times of this batch only
         if worker["lane"] == LANE and worker["alive"]:

@@ -56,13 +56,36 @@ def run_fire(
     If the broker goes away halfway, the run is kept as `failed` with how many tasks went out.
     """
     lane = lane_get(lane)
+    now = time.time()
+    p = params if isinstance(params, RunParams) else params_parse(params, now=now)
+    prediction = prediction_parse(prediction)
+    _fire_check(p, lane, learner=learner, now=now, network=network, check_limits=check_limits)
+    run = Run.objects.create(
+        learner=learner,
+        lane=lane.name,
+        params=p.as_dict(),
+        prediction=prediction,
+        label=label[:120],
+        network=network[:64],
+        task_ids=[str(uuid.uuid4()) for _ in range(p.count)],
+        visibility_timeout=lane.visibility_timeout,
+        versions=lane_versions(lane=lane.name),
+        fired_at=now,
+        deadline=_deadline(p, lane, now=now),
+    )
+    _publish_or_fail(run, lane, p)
+    run.published_at = time.time()
+    run.save(update_fields=["published_at"])
+    return run
+
+
+def _fire_check(p: RunParams, lane: Lane, *, learner, now, network: str, check_limits: bool):
+    """Refuse a run the lane cannot run or the learner may not fire, before anything is
+    stored; the learner's rate budget is spent last, only by a run fired."""
     if lane.plain:
         raise LabInputError(
             f"{lane.name} is the plain-Celery control lane; `manage.py lab fidelity` fires it."
         )
-    now = time.time()
-    p = params if isinstance(params, RunParams) else params_parse(params, now=now)
-    prediction = prediction_parse(prediction)
     if p.die and lane.pool != "prefork":
         raise LabInputError(
             f"die kills the pool child running the body; {lane.name} runs the {lane.pool} "
@@ -80,19 +103,10 @@ def run_fire(
         # last: a run refused for anything else spends none of the learner's budgets
         limits.rate_limit_take(learner=learner, deliveries=cost.deliveries)
 
-    run = Run.objects.create(
-        learner=learner,
-        lane=lane.name,
-        params=p.as_dict(),
-        prediction=prediction,
-        label=label[:120],
-        network=network[:64],
-        task_ids=[str(uuid.uuid4()) for _ in range(p.count)],
-        visibility_timeout=lane.visibility_timeout,
-        versions=lane_versions(lane=lane.name),
-        fired_at=now,
-        deadline=_deadline(p, lane, now=now),
-    )
+
+def _publish_or_fail(run: Run, lane: Lane, p: RunParams) -> None:
+    """Open the run's log and publish its tasks; a broker that goes away halfway leaves the
+    run `failed` with how many tasks went out."""
     sent = 0
     try:
         log_open(run.id)
@@ -108,9 +122,6 @@ def run_fire(
         )
         run.save(update_fields=["status", "error"])
         raise LaneUnavailable(f"{run.error} ({type(exc).__name__}: {exc})") from exc
-    run.published_at = time.time()
-    run.save(update_fields=["published_at"])
-    return run
 
 
 def task_meta(*, run: Run, lane: Lane, p: RunParams) -> dict:

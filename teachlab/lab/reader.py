@@ -20,8 +20,12 @@ from typing import Protocol
 from django.conf import settings
 
 from teachlab.dbasync import db_async
+from teachlab.lab.fragments import Picture, render_batch_html
 from teachlab.lab.labevent import LabEvent, RunDone, entry_decode, seq_of
+from teachlab.lab.reading import run_stored_head
+from teachlab.lab.redraws import Redraws
 from teachlab.lab.runstate import RunState
+from teachlab.lab.store import async_app_redis
 from teachlab.lab.stream import reset_key, stream_key
 
 log = logging.getLogger(__name__)
@@ -88,8 +92,7 @@ class RunReader:
     prediction: int | None = None
     task: asyncio.Task | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    redraw_cache: tuple[str, str] | None = None  # (last id, html)
-    redraw_pending: tuple[str, asyncio.Future] | None = None  # (last id, redraw in a thread)
+    redraws: Redraws = field(default_factory=Redraws)  # full redraws, once per last id
     joining: int = 0  # run pages joining: batches read meanwhile need their frames
     page_left_at: float = 0.0  # monotonic time a run page last left (it may come back)
     sent_at: float = 0.0  # monotonic time the last batch went out
@@ -99,8 +102,6 @@ class RunReader:
     reset_seen: str | None = None
 
     async def start(self) -> None:
-        from teachlab.lab.fragments import Picture
-
         self.picture = Picture()
         await self._load_stored()
         await self._absorb()
@@ -111,8 +112,6 @@ class RunReader:
         it yet, so the first page gets it in its redraw. (Read by the pump instead, a 200-task
         run's backlog became one 200-event frame, drawn in the event loop while the first
         watchers joined: up to 185 ms in which no socket got anything.)"""
-        from teachlab.lab.store import async_app_redis
-
         r = async_app_redis()
         key = stream_key(self.run_id)
         try:
@@ -137,7 +136,7 @@ class RunReader:
     async def _load_stored(self) -> None:
         """When the stream no longer starts at seq 1 (trimmed, expired), start from the
         database and read the stream after what it holds."""
-        first, stored = await db_async(_stored_start)(self.run_id)
+        first, stored = await db_async(run_stored_head)(self.run_id)
         self.prediction = stored.get("prediction")
         if first == 1 or not stored["events"]:
             return
@@ -152,8 +151,6 @@ class RunReader:
             self.done = stored["summary"]
 
     async def pump(self) -> None:
-        from teachlab.lab.store import async_app_redis
-
         r = async_app_redis()
         key = stream_key(self.run_id)
         self.ready.set()
@@ -226,8 +223,6 @@ class RunReader:
             await self._rewind(floor)
 
     async def _rewind(self, floor: int) -> None:
-        from teachlab.lab.fragments import Picture
-
         log.warning("lab reader %s: log renumbered after %d; redrawing", self.run_id, floor)
         self.events = [e for e in self.events if e["seq"] <= floor]
         self.picture = Picture()
@@ -239,8 +234,7 @@ class RunReader:
         self.done = None
         self.last = f"{floor}-0"
         self.batches.clear()
-        self.redraw_cache = None
-        self.redraw_pending = None
+        self.redraws = Redraws()
         html = self.redraw()
         for watcher in list(self.watchers):
             try:
@@ -249,8 +243,6 @@ class RunReader:
                 log.debug("lab reader %s: redraw not sent", self.run_id, exc_info=True)
 
     def _take(self, entries, *, frame: bool = True) -> Batch:
-        from teachlab.lab.fragments import render_batch_html
-
         events, done = [], None
         for entry_id, fields in entries:
             decoded = entry_decode(self.run_id, entry_id, fields)
@@ -298,54 +290,12 @@ class RunReader:
 
     def redraw(self) -> str:
         """Every panel drawn from what the reader holds, rendered once per last id."""
-        from teachlab.lab.fragments import render_redraw_html
-
-        if self.redraw_cache and self.redraw_cache[0] == self.last:
-            return self.redraw_cache[1]
-        html = render_redraw_html(
-            self.picture,
-            counts=self.counts,
-            prediction=self.prediction,
-            done=self.done,
-            last=self.last,
-            events=self.events,
-        )
-        self.redraw_cache = (self.last, html)
-        return html
+        return self.redraws.now(self)
 
     async def redraw_async(self) -> tuple[str, str]:
-        """(last id, html) of a full redraw, drawn in a thread from a copy of the events so
-        that the loop goes on delivering batches meanwhile; pages joining at the same moment
-        share one. Its last id may be behind `self.last`: the caller sends the batches after
-        it. (Drawn in the loop, a 200-event redraw held every socket of the process for
-        60-190 ms as fifty pages joined: scripts/bench_lab.py.)"""
-        if self.redraw_cache and self.redraw_cache[0] == self.last:
-            return self.redraw_cache
-        if self.redraw_pending is None:
-            from teachlab.lab.fragments import render_redraw_events
-
-            last = self.last
-            work = asyncio.ensure_future(
-                asyncio.to_thread(
-                    render_redraw_events,
-                    list(self.events),
-                    counts=self.counts,
-                    prediction=self.prediction,
-                    done=self.done,
-                    last=last,
-                )
-            )
-            self.redraw_pending = (last, work)
-
-            def keep(future: asyncio.Future) -> None:
-                if self.redraw_pending and self.redraw_pending[1] is future:
-                    self.redraw_pending = None
-                    if not future.cancelled() and future.exception() is None:
-                        self.redraw_cache = (last, future.result())
-
-            work.add_done_callback(keep)
-        last, work = self.redraw_pending
-        return last, await asyncio.shield(work)
+        """(last id, html) of a full redraw, drawn in a thread (redraws.py); its last id may
+        be behind `self.last`: the caller sends the batches after it."""
+        return await self.redraws.in_thread(self)
 
     async def join(self, watcher: Watcher, *, after: str | None = "0-0") -> None:
         """Give `watcher` everything after `after`, then every batch as it is read (after
@@ -389,26 +339,6 @@ class RunReader:
 def _valid(after: str) -> bool:
     head, _, tail = after.partition("-")
     return head.isdigit() and tail.isdigit()
-
-
-def _stored_start(run_id: str) -> tuple[int | None, dict]:
-    """The stream's first seq (None when empty or gone) and, when that is not 1, the stored
-    events of the run (with its summary when it has settled)."""
-    from teachlab.lab.models import Run
-    from teachlab.lab.store import app_redis
-
-    first = app_redis().xrange(stream_key(run_id), count=1)
-    first_seq = seq_of(first[0][0]) if first else None
-    run = Run.objects.filter(pk=run_id).first()
-    stored: dict = {"events": [], "prediction": run.prediction if run else None}
-    if run is None or first_seq == 1:
-        return first_seq, stored
-    from teachlab.lab.reading import run_events, run_summary
-
-    stored["events"] = run_events(run)
-    if run.status != Run.Status.RUNNING:
-        stored["summary"] = run_summary(run)
-    return first_seq, stored
 
 
 _readers: dict[tuple[int, str], RunReader] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from teachlab.lab.labevent import LabEvent, row_decode, rows_state
 from teachlab.lab.models import Run
-from teachlab.lab.runlog import log_ahead, log_events, log_state
+from teachlab.lab.runlog import log_ahead, log_events, log_first_seq, log_state
 from teachlab.lab.runstate import RunState
 
 
@@ -75,3 +75,17 @@ def state_summary(run: Run, state: RunState) -> dict:
 def run_summary(run: Run) -> dict:
     """state_summary of the run's stored events."""
     return state_summary(run, run_state(run))
+
+
+def run_stored_head(run_id: str) -> tuple[int | None, dict]:
+    """For a reader starting: the stream's first seq (None when empty or gone) and, when that
+    is not 1, the run's events it no longer holds (with its summary once it has settled)."""
+    first_seq = log_first_seq(run_id)
+    run = Run.objects.filter(pk=run_id).first()
+    stored: dict = {"events": [], "prediction": run.prediction if run else None}
+    if run is None or first_seq == 1:
+        return first_seq, stored
+    stored["events"] = run_events(run)
+    if run.status != Run.Status.RUNNING:
+        stored["summary"] = run_summary(run)
+    return first_seq, stored

@@ -7,7 +7,7 @@ recorder that is behind cannot hold it up; the database's rows follow within a s
 
 from __future__ import annotations
 
-from teachlab.lab.labevent import LabEvent, RunDone, entry_decode, row_decode, rows_state
+from teachlab.lab.labevent import LabEvent, RunDone, entry_decode, row_decode, rows_state, seq_of
 from teachlab.lab.models import Run
 from teachlab.lab.runstate import RunState
 from teachlab.lab.store import app_redis
@@ -19,6 +19,12 @@ PAGE = 5000  # entries per XRANGE
 def log_issued(run_id: str) -> int:
     """How many events the log has numbered for the run (0 when Redis no longer knows)."""
     return int(app_redis().get(seq_key(run_id)) or 0)
+
+
+def log_first_seq(run_id: str) -> int | None:
+    """The seq the stream starts at now (None when it is empty or gone)."""
+    first = app_redis().xrange(stream_key(run_id), count=1)
+    return seq_of(first[0][0]) if first else None
 
 
 def _stream_events(run_id: str) -> list[LabEvent]:

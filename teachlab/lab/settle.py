@@ -17,7 +17,9 @@ from teachlab.lab.models import SETTLING_KINDS, Kind, Run
 from teachlab.lab.reading import state_summary
 from teachlab.lab.runlog import log_state
 from teachlab.lab.runstate import RunState
+from teachlab.lab.store import app_redis
 from teachlab.lab.stream import done_append
+from teachlab.lab.workers import workers_list
 
 log = logging.getLogger(__name__)
 # Sent once per run, by whichever process marked it done or timed out (usually the monitor),
@@ -45,8 +47,6 @@ def run_is_done(run: Run, state: RunState | None = None) -> bool:
     def holder_gone(worker: str, since: float) -> bool:
         nonlocal registry
         if registry is None:
-            from teachlab.lab.workers import workers_list
-
             registry = {w["hostname"]: w for w in workers_list()}
         return _holder_gone(worker, since, registry)
 
@@ -56,8 +56,6 @@ def run_is_done(run: Run, state: RunState | None = None) -> bool:
 def _surely_running(run: Run) -> bool:
     """A cheap look at the live counters (one Redis read) before reading every event: a run
     cannot be done while fewer tasks have arrived, or fewer copies settled, than it has."""
-    from teachlab.lab.store import app_redis
-
     try:
         raw = app_redis().hgetall(f"lab:run:{run.id}:counts")
     except Exception:  # noqa: BLE001 - without Redis, the database decides
@@ -72,8 +70,6 @@ def _surely_running(run: Run) -> bool:
     # run: none died holding it, so it will report. Without this the monitor read every
     # event of a big batch each second for its last half (docs/measurements/history/lab.md).
     if settled < int(raw.get(Kind.RECEIVED) or 0):
-        from teachlab.lab.workers import workers_list
-
         try:
             ours = [w for w in workers_list() if w["lane"] == run.lane]
         except Exception:  # noqa: BLE001 - without the registry, the database decides

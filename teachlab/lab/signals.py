@@ -104,7 +104,7 @@ def on_worker_ready(sender=None, **_):
     import gc
     import sys
 
-    from teachlab.lab.workers import heartbeat_start
+    from teachlab.lab.heartbeat import heartbeat_start
 
     # What the worker built while starting never becomes garbage: keep it out of the
     # collector's full passes, which otherwise land inside a handler now and then (a 150 ms
@@ -124,7 +124,7 @@ def on_worker_ready(sender=None, **_):
 @signals.worker_shutting_down.connect(weak=False)
 @_safely
 def on_worker_shutting_down(**_):
-    from teachlab.lab.workers import heartbeat_mark
+    from teachlab.lab.heartbeat import heartbeat_mark
 
     heartbeat_mark(state="stopping")
     events.events_requeued()
@@ -133,6 +133,6 @@ def on_worker_shutting_down(**_):
 @signals.worker_shutdown.connect(weak=False)
 @_safely
 def on_worker_shutdown(**_):
-    from teachlab.lab.workers import heartbeat_mark
+    from teachlab.lab.heartbeat import heartbeat_mark
 
     heartbeat_mark(state="stopped")

@@ -16,9 +16,10 @@ from lessons.learners import learner_for_request
 from teachlab import ratelimits
 from teachlab.identity import payer_of, request_network
 from teachlab.lab import export, history
+from teachlab.lab.celerycode import celery_code
 from teachlab.lab.costs import run_cost, run_estimate
 from teachlab.lab.errors import BROKER_NOT_ANSWERING, LabError, LabLimitError, LaneUnavailable
-from teachlab.lab.explain import COUNTERS, celery_code
+from teachlab.lab.explain import COUNTERS
 from teachlab.lab.firing import run_fire
 from teachlab.lab.forms import INITIAL, RunForm
 from teachlab.lab.fragments import after_run_context, picture_from

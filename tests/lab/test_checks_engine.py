@@ -9,24 +9,20 @@ from __future__ import annotations
 
 import pytest
 
-from teachlab.lab.experiments.checks import (
+from teachlab.lab.experiments.charts import copies_histogram, receipts_over_time
+from teachlab.lab.experiments.checks import CheckResult, bound_value, check_evaluate, describe_bound
+from teachlab.lab.experiments.checks import _describe_values as describe_values
+from teachlab.lab.experiments.checks import _fmt as check_fmt
+from teachlab.lab.experiments.metrics import (
     COUNTED,
     RUN_METRICS,
     TASK_METRICS,
-    CheckResult,
     Event,
     Observation,
-    bound_value,
-    check_evaluate,
-    copies_histogram,
-    describe_bound,
     metric_names,
-    receipts_over_time,
     run_metric,
     task_metric,
 )
-from teachlab.lab.experiments.checks import _describe_values as describe_values
-from teachlab.lab.experiments.checks import _fmt as check_fmt
 from teachlab.lab.runstate import totals
 
 

@@ -335,17 +335,17 @@ def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkey
     assert async_to_sync(retry)().count('id="rc-task-a-') == 2
 
 
-def test_run_and_room_sockets_open_no_channel_of_their_own():
-    """Their messages come through the process's hub: Channels makes no per-socket channel
-    (and no subscription nothing reads) when the consumer's layer alias is not configured."""
-    from channels.layers import get_channel_layer
+def test_run_and_room_sockets_open_no_channel_of_their_own_in_redis():
+    """Their messages come through the process's hub: the channel Channels opens for each
+    consumer is on the in-process layer their alias names, so nothing subscribes in Redis."""
+    from channels.layers import InMemoryChannelLayer, get_channel_layer
 
     from teachlab.lab.consumers import RunConsumer
     from teachlab.workshop.consumers import RoomSocket
 
-    assert get_channel_layer() is not None  # the hubs' layer is there
+    assert not isinstance(get_channel_layer(), InMemoryChannelLayer)  # the hubs' layer: Redis
     for consumer in (RunConsumer, RoomSocket):
-        assert get_channel_layer(consumer.channel_layer_alias) is None
+        assert isinstance(get_channel_layer(consumer.channel_layer_alias), InMemoryChannelLayer)
 
 
 @asynctest

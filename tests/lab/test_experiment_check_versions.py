@@ -4,7 +4,7 @@ run's versions are in it: one experiment states each outcome on its own releases
 from __future__ import annotations
 
 from teachlab.lab.experiments.catalog import experiment_get
-from teachlab.lab.experiments.runner import check_applies
+from teachlab.lab.experiments.check_versions import check_applies
 
 
 def _applying(slug: str, versions: dict) -> list[str]:

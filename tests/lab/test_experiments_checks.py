@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from teachlab.lab.experiments.checks import (
-    check_evaluate,
-    copies_histogram,
-    receipts_over_time,
-    run_metric,
-)
+from teachlab.lab.experiments.charts import copies_histogram, receipts_over_time
+from teachlab.lab.experiments.checks import check_evaluate
+from teachlab.lab.experiments.metrics import run_metric
 from teachlab.lab.experiments.observe import observation_from_events
 
 
@@ -132,7 +129,7 @@ def test_histogram_and_receipts_over_time_for_a_batch():
 
 def test_a_prediction_matches_counts_exactly_and_ratios_roughly():
     from teachlab.lab.experiments.catalog import experiment_get
-    from teachlab.lab.experiments.runner import prediction_verdict
+    from teachlab.lab.experiments.prediction import prediction_verdict
 
     within = experiment_get(slug="countdown-beyond-timeout")
     obs = {"main": storm()}
@@ -144,7 +141,7 @@ def test_a_prediction_matches_counts_exactly_and_ratios_roughly():
 
 def test_a_choice_prediction_is_judged_by_what_the_runs_showed():
     from teachlab.lab.experiments.catalog import experiment_get
-    from teachlab.lab.experiments.runner import prediction_verdict
+    from teachlab.lab.experiments.prediction import prediction_verdict
 
     expires = experiment_get(slug="expires-before-due")
     revoked = observation_from_events(
@@ -158,7 +155,7 @@ def test_a_choice_prediction_is_judged_by_what_the_runs_showed():
 
 
 def test_receipts_against_ceil_of_wait_over_timeout_and_messages_left():
-    from teachlab.lab.experiments.checks import Event, Observation, run_metric, task_metric
+    from teachlab.lab.experiments.metrics import Event, Observation, run_metric, task_metric
 
     events = [Event("received", "a", t) for t in (0.1, 10.6, 21.2)] + [Event("received", "b", 0.1)]
     obs = Observation(tasks={"a": 25.0, "b": 25.0}, events=events, visibility_timeout=10)

@@ -13,10 +13,10 @@ from django.test import Client
 
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
-from teachlab.lab.consumers import holders_html, holders_rows
-from teachlab.lab.experiments.runner import until_text
+from teachlab.lab.experiments.until import until_text
 from teachlab.lab.fragments import render_batch_html
 from teachlab.lab.models import Run, RunEvent
+from teachlab.lab.panels import holders_html, holders_rows
 from teachlab.lab.reading import run_events, run_summary
 
 pytestmark = pytest.mark.django_db

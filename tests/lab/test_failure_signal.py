@@ -13,8 +13,8 @@ from billiard.exceptions import WorkerLostError
 from celery import Celery
 
 from lessons.models import Learner
-from teachlab.lab import events, signals
-from teachlab.lab.experiments.checks import task_metric
+from teachlab.lab import events
+from teachlab.lab.experiments.metrics import task_metric
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.models import Kind, Run
 from teachlab.lab.recorder import Recorder
@@ -22,14 +22,17 @@ from teachlab.lab.stream import log_open, stream_read
 from teachlab.lab.tasks import TASK_LATE
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _handlers_off_afterwards():
-    """Importing teachlab.lab.signals connects the lab's handlers to Celery's global signals,
-    for every later test in this process: a test that runs a lab task in-process
-    (tests/lab/test_guard_work.py) would then record real events. Disconnect them after."""
-    yield
+@pytest.fixture
+def lab_signals():
+    """teachlab.lab.signals, imported here and not at the top: importing it connects the lab's
+    handlers to Celery's global signals for the rest of the process. At the top, collection did
+    that in every xdist worker, and a worker that ran an in-process lab task but not this
+    module's tests (tests/lab/test_guard_work.py) recorded real events. Disconnected after."""
     from celery import signals as celery_signals
 
+    from teachlab.lab import signals
+
+    yield signals
     for signal in vars(celery_signals).values():
         if isinstance(signal, celery_signals.Signal):
             for name, handler in vars(signals).items():
@@ -66,7 +69,7 @@ def _failed(run: Run) -> list[dict]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_killed_child_is_recorded_failed_when_the_signal_brings_no_request_context():
+def test_a_killed_child_is_recorded_failed_when_the_signal_brings_no_request_context(lab_signals):
     run, task = _run(), _lab_task()
     kwargs = _kwargs(run)
     request = SimpleNamespace(id="t1", kwargs=kwargs, hostname="redis-prefork-1@test", eta=None,
@@ -78,8 +81,8 @@ def test_a_killed_child_is_recorded_failed_when_the_signal_brings_no_request_con
     assert task.request.id is None  # nothing pushed, as in 5.5's parent
 
     lost = WorkerLostError("Worker exited prematurely: signal 9 (SIGKILL) Job: 0.")
-    signals.on_failure(sender=task, task_id="t1", exception=lost, args=(), kwargs=kwargs,
-                       traceback=None, einfo=None)  # fmt: skip
+    lab_signals.on_failure(sender=task, task_id="t1", exception=lost, args=(), kwargs=kwargs,
+                           traceback=None, einfo=None)  # fmt: skip
 
     [failed] = _failed(run)
     assert failed["task_id"] == "t1" and failed["copy"] == 1
@@ -92,11 +95,13 @@ def test_a_killed_child_is_recorded_failed_when_the_signal_brings_no_request_con
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failure_whose_request_was_let_go_is_still_recorded_from_the_signal_arguments():
+def test_a_failure_whose_request_was_let_go_is_still_recorded_from_the_signal_arguments(
+    lab_signals,
+):
     run, task = _run(), _lab_task()
     events.worker_hostname["hostname"] = "redis-prefork-1@test"
     lost = WorkerLostError("Worker exited prematurely: signal 9 (SIGKILL) Job: 0.")
-    signals.on_failure(sender=task, task_id="t1", exception=lost, args=(),
-                       kwargs=_kwargs(run), traceback=None, einfo=None)  # fmt: skip
+    lab_signals.on_failure(sender=task, task_id="t1", exception=lost, args=(),
+                           kwargs=_kwargs(run), traceback=None, einfo=None)  # fmt: skip
     [failed] = _failed(run)
     assert failed["task_id"] == "t1" and failed["worker"] == "redis-prefork-1@test"

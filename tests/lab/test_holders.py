@@ -11,9 +11,10 @@ import psutil
 import pytest
 
 from teachlab.lab import events
-from teachlab.lab.consumers import holders_html, holders_rows
+from teachlab.lab.heartbeat import _write
+from teachlab.lab.panels import holders_html, holders_rows
 from teachlab.lab.store import app_redis
-from teachlab.lab.workers import REGISTRY, _write, workers_list
+from teachlab.lab.workers import REGISTRY, workers_list
 
 NAME = "holders-test-1"
 LANE = "holders-test"

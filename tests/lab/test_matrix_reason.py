@@ -7,7 +7,7 @@ from pathlib import Path
 
 from teachlab.devstack import Child
 from teachlab.lab.experiments.catalog import experiment_get
-from teachlab.lab.matrix.runner import Supervised, lanes_exited, own_reason
+from teachlab.lab.matrix.processes import Supervised, lanes_exited, own_reason
 
 REFUSED = "redis.exceptions.ResponseError: value is not an integer or out of range"
 

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from teachlab.lab.firing import run_fire
-from teachlab.lab.workers import memory_over, memory_restarts, workers_list
+from teachlab.lab.heartbeat import memory_over
+from teachlab.lab.workers import memory_restarts, workers_list
 from tests import stack
 from tests.support.redis_server import RedisServer
 

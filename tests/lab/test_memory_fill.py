@@ -1,5 +1,5 @@
 """The memory steps of noeviction-loses-popped on the session's own noeviction Redis
-(tests/stack.py starts it with teachlab.lab.lanes.NOEVICTION_SERVER_ARGS): filling leaves the
+(tests/stack.py starts it with teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS): filling leaves the
 server refusing writes but still serving BRPOP, freeing lets it take writes again, and a lane
 on the shared broker is never filled."""
 
@@ -11,13 +11,13 @@ import pytest
 import redis
 
 from teachlab.lab.errors import LabError
-from teachlab.lab.experiments.checks import run_metric
 from teachlab.lab.experiments.memory import (
     memory_fill,
     memory_free,
     queued_now,
     unacked_writes_refused,
 )
+from teachlab.lab.experiments.metrics import run_metric
 from teachlab.lab.experiments.observe import observation_from_events
 from teachlab.lab.lanes import lane_get
 
@@ -81,7 +81,8 @@ def test_the_run_metrics_read_what_the_memory_steps_saw():
 
 
 def test_a_run_stopped_after_the_fill_still_frees_memory_and_counts_its_refusals(tight):
-    from teachlab.lab.experiments.runner import ExperimentRun, _leave_no_trace
+    from teachlab.lab.experiments.playing import ExperimentRun
+    from teachlab.lab.experiments.steps import leave_no_trace
 
     lane, client = tight
     state = ExperimentRun(spec={"name": "full", "lane": LANE, "steps": []})
@@ -89,7 +90,7 @@ def test_a_run_stopped_after_the_fill_still_frees_memory_and_counts_its_refusals
     with pytest.raises(redis.exceptions.OutOfMemoryError):
         client.zadd("unacked_index", {"tag": 1.0})
 
-    _leave_no_trace(state)  # what the runner does when a step failed after the fill
+    leave_no_trace(state)  # what the runner does when a step failed after the fill
 
     assert state.broker["freed"] and state.broker["unacked_writes_refused"] == 1
     client.set("takes-writes-again", "1")

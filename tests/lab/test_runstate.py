@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from lessons.models import Learner
 from teachlab.lab import events
-from teachlab.lab.experiments.checks import Event, Observation, run_metric, task_metric
+from teachlab.lab.experiments.metrics import Event, Observation, run_metric, task_metric
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.labevent import DONE, LabEvent
 from teachlab.lab.models import Kind, Run

@@ -25,6 +25,7 @@ import os
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
@@ -35,7 +36,8 @@ from teachlab.dbthreads import connection_release
 from teachlab.lab.errors import learner_text
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
-from teachlab.lab.experiments.runner import experiment_execute, prediction_parse, timing_parse
+from teachlab.lab.experiments.prediction import prediction_parse, timing_parse
+from teachlab.lab.experiments.runner import experiment_execute
 
 log = logging.getLogger(__name__)
 GRACE = 120  # seconds beyond an experiment's planned length before a running attempt is stale
@@ -166,24 +168,23 @@ def _worker_label() -> str:
     return f"{socket.gethostname()} pid {os.getpid()}"
 
 
-def attempt_work(*, attempt_id: str) -> None:
-    """Carry out the attempt's experiment and store the verdict (in the jobs worker; called by
-    tasks.experiment_attempt_run). Claims only a still-queued attempt, and beats while it runs."""
-    close_old_connections()
+def _attempt_claim(attempt_id: str) -> bool:
+    """Take the attempt only while it is still queued: a second delivery finds it taken."""
     now = timezone.now()
-    claimed = Attempt.objects.filter(id=attempt_id, status=Attempt.Status.QUEUED).update(
-        status=Attempt.Status.RUNNING,
-        started_at=now,
-        beat_at=now,
-        worker=_worker_label(),
-        step="starting",
+    return bool(
+        Attempt.objects.filter(id=attempt_id, status=Attempt.Status.QUEUED).update(
+            status=Attempt.Status.RUNNING,
+            started_at=now,
+            beat_at=now,
+            worker=_worker_label(),
+            step="starting",
+        )
     )
-    if not claimed:
-        log.warning("attempt %s is no longer queued (given up or run already); skipped", attempt_id)
-        return
-    attempt = Attempt.objects.get(id=attempt_id)
-    experiment = experiment_get(slug=attempt.slug)
-    lock = threading.Lock()
+
+
+@contextmanager
+def _beating(attempt_id: str):
+    """Sign of life every BEAT seconds while the body runs, so a sweep can tell a lost one."""
     done = threading.Event()
 
     def beat() -> None:
@@ -193,6 +194,20 @@ def attempt_work(*, attempt_id: str) -> None:
                 connection_release()
         finally:
             connection.close()
+
+    beating = threading.Thread(target=beat, name=f"attempt-beat-{attempt_id}", daemon=True)
+    beating.start()
+    try:
+        yield
+    finally:
+        done.set()
+        beating.join(timeout=BEAT + 1)
+
+
+def _reporters(attempt_id: str):
+    """(progress, on_fired) for experiment_execute: the step line and the fired runs, stored
+    on the attempt for its page; the runs' threads call them, so one at a time."""
+    lock = threading.Lock()
 
     def progress(text: str) -> None:
         with lock:
@@ -204,19 +219,31 @@ def attempt_work(*, attempt_id: str) -> None:
             current.runs = {**current.runs, name: run.id}
             current.save(update_fields=["runs"])
 
-    beating = threading.Thread(target=beat, name=f"attempt-beat-{attempt_id}", daemon=True)
-    beating.start()
+    return progress, on_fired
+
+
+def attempt_work(*, attempt_id: str) -> None:
+    """Carry out the attempt's experiment and store the verdict (in the jobs worker; called by
+    tasks.experiment_attempt_run). Claims only a still-queued attempt, and beats while it runs."""
+    close_old_connections()
+    if not _attempt_claim(attempt_id):
+        log.warning("attempt %s is no longer queued (given up or run already); skipped", attempt_id)
+        return
+    attempt = Attempt.objects.get(id=attempt_id)
+    experiment = experiment_get(slug=attempt.slug)
+    progress, on_fired = _reporters(attempt_id)
     try:
-        if experiment is None:
-            raise ValueError(f"there is no experiment called {attempt.slug!r} any more")
-        result = experiment_execute(
-            experiment=experiment,
-            learner=attempt.learner,
-            prediction=attempt.prediction.get("value"),
-            timing=attempt.prediction.get("timing"),
-            progress=progress,
-            on_fired=on_fired,
-        )
+        with _beating(attempt_id):
+            if experiment is None:
+                raise ValueError(f"there is no experiment called {attempt.slug!r} any more")
+            result = experiment_execute(
+                experiment=experiment,
+                learner=attempt.learner,
+                prediction=attempt.prediction.get("value"),
+                timing=attempt.prediction.get("timing"),
+                progress=progress,
+                on_fired=on_fired,
+            )
     except Exception as exc:
         log.exception("attempt %s at %s failed", attempt_id, attempt.slug)
         Attempt.objects.filter(id=attempt_id).update(
@@ -233,8 +260,6 @@ def attempt_work(*, attempt_id: str) -> None:
             finished_at=timezone.now(),
         )
     finally:
-        done.set()
-        beating.join(timeout=BEAT + 1)
         connection.close()
 
 

@@ -9,15 +9,39 @@ with `charts = charts_for_run(run=run)` in the view (None for runs with few task
 
 from __future__ import annotations
 
-from teachlab.lab.experiments.checks import (
-    Observation,
-    copies_histogram,
-    receipts_over_time,
-    run_metric,
-)
+from collections import Counter, defaultdict
+
+from teachlab.lab.experiments.metrics import RECEIVED, Observation, run_metric, task_metric
 
 MANY_TASKS = 5
 PLOT_W, PLOT_H = 600, 160
+
+
+def copies_histogram(
+    *, observation: Observation, what: str = "executions"
+) -> list[tuple[int, int]]:
+    """How many tasks had 0, 1, 2, … copies (received or executed), ascending by copies."""
+    counts = Counter(int(v or 0) for v in task_metric(observation=observation, what=what).values())
+    return sorted(counts.items())
+
+
+def receipts_over_time(
+    *, observation: Observation, bucket: float = 1.0
+) -> list[tuple[float, int, int]]:
+    """(bucket start, first deliveries, redeliveries) per time bucket, for the receipts plot."""
+    buckets: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for event in observation.events:
+        if event.kind == RECEIVED:
+            buckets[int(event.t // bucket)][1 if event.redelivered else 0] += 1
+    if not buckets:
+        return []
+    last = max(max(buckets), int(observation.duration // bucket))
+    return [(i * bucket, buckets[i][0], buckets[i][1]) for i in range(last + 1)]
+
+
+def bucket_seconds(observation: Observation) -> float:
+    """Width of one receipts-plot bar: about forty bars over the run, never under a second."""
+    return max(1.0, round(observation.duration / 40))
 
 
 HISTOGRAM_CAPTIONS = {
@@ -36,7 +60,7 @@ def charts_for_observation(
     bars = [
         {"copies": copies, "tasks": n, "pct": round(100 * n / top, 1)} for copies, n in histogram
     ]
-    bucket = max(1.0, round(observation.duration / 40))
+    bucket = bucket_seconds(observation)
     series = receipts_over_time(observation=observation, bucket=bucket)
     peak = max((first + again for _t, first, again in series), default=1) or 1
     width = PLOT_W / max(1, len(series))

@@ -9,7 +9,8 @@ from typing import TextIO
 
 from teachlab.lab.experiments.batch import experiments_run_many
 from teachlab.lab.experiments.catalog import CatalogError, experiments_load
-from teachlab.lab.experiments.runner import experiment_execute, prediction_parse
+from teachlab.lab.experiments.prediction import prediction_parse
+from teachlab.lab.experiments.runner import experiment_execute
 
 CLI_LEARNER_KEY = "lab-experiment-cli"
 
@@ -78,6 +79,51 @@ def _refuse(out: TextIO, as_json: bool, message: str, **extra) -> int:
     return 2
 
 
+def _list(catalog: list, as_json: bool, out: TextIO) -> int:
+    if as_json:
+        out.write(json.dumps([_listing(e) for e in catalog], indent=2) + "\n")
+        return 0
+    for e in catalog:
+        out.write(f"{e.order:>2}. {e.slug:<26} ~{e.seconds:>4.0f} s  {', '.join(e.lanes)}\n")
+    return 0
+
+
+def _run(chosen: list, value, as_json: bool, out: TextIO) -> list[dict]:
+    """One experiment alone (with the learner's prediction), several overlapped."""
+    learner = _learner()
+
+    def progress(slug: str, text: str) -> None:
+        if not as_json:
+            out.write(f"  [{slug}] {text}\n")
+            out.flush()
+
+    if len(chosen) == 1:
+        return [
+            experiment_execute(
+                experiment=chosen[0],
+                learner=learner,
+                prediction=value,
+                progress=lambda text: progress(chosen[0].slug, text),
+            )
+        ]
+    return experiments_run_many(experiments=chosen, learner=learner, on_progress=progress)
+
+
+def _report(results: list[dict], run_all: bool, as_json: bool, out: TextIO) -> int:
+    if as_json:
+        payload = results[0] if len(results) == 1 and not run_all else results
+        out.write(json.dumps(payload, indent=2, default=str) + "\n")
+    else:
+        out.write("\n")
+        for result in results:
+            out.write(_line(result) + "\n")
+            if not result["passed"] or len(results) == 1:
+                _details(result, out)
+        failed = sum(1 for r in results if not r["passed"])
+        out.write(f"\n{len(results) - failed} of {len(results)} experiments passed.\n")
+    return 0 if all(r["passed"] for r in results) else 1
+
+
 def experiment_command(
     *,
     names: list[str],
@@ -94,12 +140,7 @@ def experiment_command(
         return _refuse(out, as_json, f"The experiment files have problems:\n{exc}")
     by_slug = {e.slug: e for e in catalog}
     if list_only:
-        if as_json:
-            out.write(json.dumps([_listing(e) for e in catalog], indent=2) + "\n")
-            return 0
-        for e in catalog:
-            out.write(f"{e.order:>2}. {e.slug:<26} ~{e.seconds:>4.0f} s  {', '.join(e.lanes)}\n")
-        return 0
+        return _list(catalog, as_json, out)
     unknown = [n for n in names if n not in by_slug]
     if unknown or (not names and not run_all):
         said = f"No experiment called {', '.join(unknown)}.\n" if unknown else ""
@@ -110,40 +151,10 @@ def experiment_command(
             choices=list(by_slug),
         )
     chosen = catalog if run_all else [by_slug[n] for n in names]
-    learner = _learner()
-
-    def progress(slug: str, text: str) -> None:
-        if not as_json:
-            out.write(f"  [{slug}] {text}\n")
-            out.flush()
-
-    if len(chosen) == 1:
-        value = None
-        if predict is not None:
-            try:
-                value = prediction_parse(experiment=chosen[0], raw=predict)
-            except ValueError as exc:
-                return _refuse(out, as_json, str(exc))
-        results = [
-            experiment_execute(
-                experiment=chosen[0],
-                learner=learner,
-                prediction=value,
-                progress=lambda text: progress(chosen[0].slug, text),
-            )
-        ]
-    else:
-        results = experiments_run_many(experiments=chosen, learner=learner, on_progress=progress)
-
-    if as_json:
-        payload = results[0] if len(results) == 1 and not run_all else results
-        out.write(json.dumps(payload, indent=2, default=str) + "\n")
-    else:
-        out.write("\n")
-        for result in results:
-            out.write(_line(result) + "\n")
-            if not result["passed"] or len(results) == 1:
-                _details(result, out)
-        failed = sum(1 for r in results if not r["passed"])
-        out.write(f"\n{len(results) - failed} of {len(results)} experiments passed.\n")
-    return 0 if all(r["passed"] for r in results) else 1
+    value = None
+    if len(chosen) == 1 and predict is not None:
+        try:
+            value = prediction_parse(experiment=chosen[0], raw=predict)
+        except ValueError as exc:
+            return _refuse(out, as_json, str(exc))
+    return _report(_run(chosen, value, as_json, out), run_all, as_json, out)

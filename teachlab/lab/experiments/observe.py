@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from teachlab.lab.experiments.checks import FAILED, Event, Observation
+from teachlab.lab.experiments.metrics import FAILED, Event, Observation
 
 
 def event_from_dict(event: Mapping) -> Event:

@@ -1,116 +1,220 @@
-"""The rules an experiment file follows, in one place for the validator, the loader and the
-README (lessons/experiments/README.md describes the same rules)."""
+"""The rules an experiment file follows, as pydantic models (schema_words.py gives them the
+experiments' wording), in one place for the validator, the loader and the README
+(lessons/experiments/README.md describes the same rules). Checks that refer to other runs,
+lanes, lessons or metric tables come after the models, in references.py."""
 
-from teachlab.lab.experiments.checks import BOUNDS, PER
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict
+
+from teachlab.lab.errors import LabInputError
+from teachlab.lab.experiments.needs import NEEDS_PACKAGES
+from teachlab.lab.experiments.schema_conditions import CheckModel, ConditionModel, version_range
+from teachlab.lab.experiments.schema_steps import steps_found
+from teachlab.lab.experiments.schema_words import (
+    NAME_PATTERN,
+    SLUG_PATTERN,
+    ExperimentPart,
+    Found,
+    listing,
+    listing_problem,
+    named,
+    one_of,
+    part_found,
+    rule,
+    text,
+)
 from teachlab.lab.params import PARAMS as RUN_PARAMS
+from teachlab.lab.params import param_parse
 
-SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
-NAME_PATTERN = r"^[a-z][a-z0-9-]*$"
 TIERS = ("basics", "solid", "senior")
-
-# field -> required?
-FIELDS = {
-    "slug": True,
-    "order": True,
-    "title": True,
-    "question": True,
-    "backs": True,
-    "prediction": True,
-    "runs": True,
-    "checks": True,
-    "explanation": True,
-    "links": False,
-    "needs": False,
-    "workers_may_exit": False,
-}
-BACKS_FIELDS = {"lesson": True, "claims": True}
-PREDICTION_FIELDS = {
-    "prompt": True,
-    "kind": True,
-    "observe": False,
-    "unit": False,
-    "choices": False,
-    "timing": False,  # a second question, about when: {prompt, choices}
-}
-TIMING_FIELDS = {"prompt": True, "choices": True}
 PREDICTION_KINDS = ("number", "choice")
-CHOICE_FIELDS = {"id": True, "label": True, "when": True}
-# `after`: start when that (earlier) run's steps are done, for runs that would disturb each
-# other on one lane (a crash, then a warm shutdown); without it runs go side by side.
-RUN_FIELDS = {
-    "name": True,
-    "lane": True,
-    "params": True,
-    "steps": True,
-    "feeder": False,
-    "after": False,
-}
-# `id`: a name unique in the file, for lessons to cite as evidence (`checks: [id]`).
-# `on_redis` / `on_kombu` / `on_celery`: a version range of the run's Redis server / the
-# workers' kombu / the workers' Celery (as they report them) the check applies to; elsewhere it is left out of the verdict, so an
-# experiment whose outcome changed between releases states each outcome on its own releases.
-CHECK_ON = ("on_redis", "on_kombu", "on_celery")
-CHECK_FIELDS = {
-    "id": False,
-    **{name: False for name in CHECK_ON},
-    "run": False,
-    "what": True,
-    "per": False,
-    "says": True,
-    **{b: False for b in BOUNDS},
-}
-CONDITION_FIELDS = {"run": False, "what": True, "per": False, **{b: False for b in BOUNDS}}
-UNTIL_FIELDS = {**CONDITION_FIELDS, "within": True}
-BOUND_REF_FIELDS = {"run": True, "what": True, "times": False, "plus": False}
-LINK_FIELDS = {"lesson": True, "tier": True, "text": False}
-# `needs`: the releases the checks depend on, as version ranges of the workers' packages, and
-# why. `lab matrix` records a combination whose lock file pins a release outside a range as
-# `skipped`, with the why, and starts no workers for it. Use it where a setting the
-# experiment relies on does not exist in older releases (not to hide a behaviour that differs).
-NEEDS_PACKAGES = ("celery", "kombu")
-NEEDS_FIELDS = {**{name: False for name in NEEDS_PACKAGES}, "why": True}
-PER_VALUES = PER
 
 # Run parameters, their types and ranges: the lab's one schema (teachlab/lab/params.py).
 # A fixed ETA would be in the past by the next attempt, so experiments give countdowns.
 PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 
-# Steps: the bare word `fire`, or a one-key mapping:
-#   wait: S             sleep S seconds
-#   until: {condition, within: S}   poll until the condition holds (or S pass); it reads its
-#                       own run unless it names another `run` of the experiment
-#   crash: holder|any   SIGKILL the worker that holds the run's task (or any of the lane's)
-#   shutdown: holder|any  warm shutdown (SIGTERM) of that worker
-#   shutdown: {worker: holder|any, grace: S}  a supervisor's stop: SIGTERM, then SIGKILL
-#                       when the worker is still there after S seconds
-#   disconnect: holder|any  the broker closes that worker's connections (Redis lanes),
-#                       as a network cut or a broker restart would; the worker stays up
-#   evict: bindings     delete the lane's binding sets (`_kombu.binding.*`), as an eviction
-#                       policy could; a restart of the worker declares them again
-#   pause: holder|any   freeze that worker (SIGSTOP), as a long stall would; allowed before
-#                       fire, and so is a `wait` after it (to let the worker's BRPOP run out)
-#   resume: paused      let the workers this run paused go on (SIGCONT)
-#   fill: memory        write filler values until the lane's Redis stands past its maxmemory
-#                       (a lane on a server of its own, set to noeviction)
-#   free: memory        delete the filler values; a run that fills must free
-#   ready: workers      wait until every worker of the lane is alive again (allowed before fire)
-STEP_WORDS = ("fire",)
-STEP_KEYS = (
-    "wait",
-    "until",
-    "crash",
-    "shutdown",
-    "disconnect",
-    "evict",
-    "pause",
-    "resume",
-    "fill",
-    "free",
-    "ready",
-)
-BEFORE_FIRE = ("ready", "pause")  # and a `wait` once a worker is paused
-WORKER_TARGETS = ("holder", "any")
-STOP_FIELDS = {"worker": True, "grace": True}
 
-# An experiment must stay short enough that all of them run in CI in about ten minutes.
-MAX_SECONDS = 150
+ChoiceId = named(NAME_PATTERN, "a choice `id` is lowercase letters, digits and hyphens")
+
+
+class ChoiceModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "a choice"
+    id: ChoiceId
+    label: text("a choice `label`")
+    when: ConditionModel
+
+
+Choices = listing(ChoiceModel, "`choices`", at_least=2)
+
+
+class ObserveModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "`observe`"
+    run: Any = None
+    what: text("`what`")
+
+
+class TimingModel(ExperimentPart):
+    """A second question, about when: {prompt, choices}."""
+
+    yaml_what: ClassVar[str] = "the timing prediction"
+    prompt: text("the timing `prompt`")
+    choices: Choices
+
+
+class PredictionModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "`prediction`"
+    prompt: text("the prediction `prompt`")
+    kind: one_of(PREDICTION_KINDS, f"`kind` must be one of {', '.join(PREDICTION_KINDS)}")
+    observe: Any = None  # number predictions; checked with the kind below
+    unit: Any = None
+    choices: Any = None  # choice predictions
+    timing: TimingModel | None = None
+
+    @classmethod
+    def yaml_checks(cls, value: dict) -> Found:
+        kind = value.get("kind")
+        if kind not in PREDICTION_KINDS:
+            return []
+        if kind == "choice":
+            found = part_found(Choices, value.get("choices"), ("choices",))
+            if "observe" in value:
+                message = "a choice prediction is matched by each choice's `when`, not `observe`"
+                found.append((("observe",), message))
+            return found
+        if "observe" not in value:
+            message = (
+                "a number prediction needs `observe`: {run, what} naming the run metric to compare"
+            )
+            found = [((), message)]
+        else:
+            found = part_found(ObserveModel, value["observe"], ("observe",))
+        if "choices" in value:
+            found.append((("choices",), "a number prediction has no `choices`"))
+        return found
+
+
+class ParamsModel(ExperimentPart):
+    """Run parameters: their names, types and ranges are the lab's (teachlab/lab/params.py)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    @classmethod
+    def yaml_not_mapping(cls) -> str:
+        return "`params` must be a mapping of run parameters"
+
+    @classmethod
+    def yaml_checks(cls, value: dict) -> Found:
+        found: Found = []
+        for key, given in value.items():
+            if key not in PARAMS:
+                found.append(
+                    ((key,), f"unknown run parameter `{key}` (known: {', '.join(PARAMS)})")
+                )
+                continue
+            types = PARAMS[key].types
+            if isinstance(given, bool) != (bool in types) or not isinstance(given, types):
+                shown = " or ".join(t.__name__ for t in types)
+                found.append(((key,), f"`{key}` must be {shown}, not {given!r}"))
+                continue
+            try:
+                param_parse(key, given)
+            except LabInputError as exc:
+                found.append(((key,), str(exc)))
+        return found
+
+
+RunName = named(NAME_PATTERN, "a run `name` is lowercase letters, digits and hyphens")
+Lane = rule(lambda value: "" if isinstance(value, str) else "`lane` must name a lab lane")
+Flag = rule(lambda value: "" if isinstance(value, bool) else "`feeder` is true or false")
+
+
+class RunModel(ExperimentPart):
+    """`after`: start when that (earlier) run's steps are done, for runs that would disturb
+    each other on one lane (a crash, then a warm shutdown); without it runs go side by side."""
+
+    yaml_what: ClassVar[str] = "a run"
+    name: RunName
+    lane: Lane
+    params: ParamsModel
+    steps: listing(Any, "`steps`")
+    feeder: Flag = None
+    after: Any = None
+
+    @classmethod
+    def yaml_checks(cls, value: dict) -> Found:
+        steps = value.get("steps")
+        if listing_problem(steps, "`steps`"):
+            return []
+        return [(("steps", *loc), message) for loc, message in steps_found(steps)]
+
+
+LessonSlug = text("`lesson`")
+ClaimIds = rule(
+    lambda value: (
+        ""
+        if isinstance(value, list) and all(isinstance(x, str) for x in value)
+        else "`claims` must be a list of claim ids ([] when it shows the lesson as a whole)"
+    )
+)
+
+
+class BackModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "a `backs` entry"
+    lesson: LessonSlug
+    claims: ClaimIds
+
+
+class LinkModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "a link"
+    lesson: LessonSlug
+    tier: one_of(TIERS, f"`tier` must be one of {', '.join(TIERS)}")
+    text: Any = None
+
+
+class NeedsModel(ExperimentPart):
+    """The releases the checks depend on, as version ranges of the workers' packages, and why.
+    `lab matrix` records a combination whose lock file pins a release outside a range as
+    `skipped`, with the why, and starts no workers for it. Use it where a setting the
+    experiment relies on does not exist in older releases (not to hide a behaviour that differs)."""
+
+    yaml_what: ClassVar[str] = "`needs`"
+    celery: version_range("`needs.celery`") = None
+    kombu: version_range("`needs.kombu`") = None
+    why: text("`needs.why`")
+
+    @classmethod
+    def yaml_checks(cls, value: dict) -> Found:
+        if not any(name in value for name in NEEDS_PACKAGES):
+            return [((), f"`needs` names none of {', '.join(NEEDS_PACKAGES)}")]
+        return []
+
+
+Slug = named(SLUG_PATTERN, "`slug` must be lowercase letters, digits and hyphens")
+Order = rule(
+    lambda value: (
+        ""
+        if isinstance(value, int) and not isinstance(value, bool)
+        else "`order` must be a whole number"
+    )
+)
+
+
+class ExperimentModel(ExperimentPart):
+    yaml_what: ClassVar[str] = "an experiment"
+    slug: Slug
+    order: Order
+    title: text("`title`")
+    question: text("`question`")
+    backs: listing(BackModel, "`backs`")
+    prediction: PredictionModel
+    runs: listing(RunModel, "`runs`")
+    checks: listing(CheckModel, "`checks`")
+    explanation: text("`explanation`")
+    links: listing(LinkModel, "`links`", at_least=0) = None
+    needs: NeedsModel | None = None
+    # why its checks mean something when the lane's workers exit at start: `lab matrix` then
+    # runs it anyway instead of recording "workers fail"
+    workers_may_exit: text("`workers_may_exit`") = None

@@ -11,49 +11,36 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shutil
-import signal
-import sys
-import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from django.conf import settings
 from django.test import override_settings
 
-from teachlab.devstack import Child
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.needs import needs_unmet
-from teachlab.lab.lanes import NOEVICTION_SERVER_ARGS, lane_get, worker_name
+from teachlab.lab.lanes import lane_get
+from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
 from teachlab.lab.matrix.envs import EnvFailed, env_build, lock_pins, matrix_dir
+from teachlab.lab.matrix.processes import (
+    READY_WITHIN,
+    WorkersFailed,
+    child_env,
+    lane_workers,
+    own_reason,
+    recorder,
+    workers_ready,
+)
 from teachlab.lab.matrix.records import current_commit, experiment_digest
 from teachlab.lab.matrix.servers import PrivateRedis
-from teachlab.lab.workers import workers_list
 
-READY_WITHIN = 90.0  # seconds for a combination's workers to report in (first imports are slow)
-GIVE_UP_AFTER = 3  # restarts of one worker before its combination is judged unable to start
 START_COST = 15.0  # seconds a combination takes to start, for the estimate
 
 Say = Callable[[str], None]
-
-
-class WorkersFailed(EnvFailed):
-    """The combination's workers exit as soon as they start: a finding about the versions
-    (kombu 5.7 on Redis 6.0.9), stored like a verdict, not a runner failure."""
-
-
-def crash_reason(log: Path) -> str:
-    """The worker's own words for why it stopped: its last critical line and exception."""
-    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-    critical = [line.split(": ", 1)[-1] for line in lines if " CRITICAL " in line]
-    errors = [line for line in lines if re.match(r"^[\w.]+(Error|Exception)\b.*:", line)]
-    found = [*critical[-1:], *errors[-1:]]
-    return "; ".join(found) or (lines[-1] if lines else "no log")
 
 
 @dataclass
@@ -64,112 +51,6 @@ class Combination:
     @property
     def label(self) -> str:
         return f"Celery {self.celery} × Redis {self.redis}"
-
-
-@dataclass
-class Supervised:
-    """Children restarted when they exit (an experiment's crash step kills workers)."""
-
-    children: list[Child] = field(default_factory=list)
-    lane_of: dict[str, str] = field(default_factory=dict)  # child name -> its lane
-    kill: bool = True  # workers are killed (their broker goes next); the recorder stops warmly
-    stopping: threading.Event = field(default_factory=threading.Event)
-
-    def start(self) -> Supervised:
-        for child in self.children:
-            child.logs.mkdir(parents=True, exist_ok=True)
-            child.start()
-        threading.Thread(target=self._watch, daemon=True, name="matrix-supervisor").start()
-        return self
-
-    def _watch(self) -> None:
-        while not self.stopping.wait(0.3):
-            for child in self.children:
-                if child.proc is not None and child.proc.poll() is not None:
-                    child.restarts += 1
-                    child.start()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        for child in self.children:
-            if child.proc is not None and child.proc.poll() is None:
-                child.proc.send_signal(signal.SIGKILL if self.kill else signal.SIGTERM)
-        for child in self.children:
-            if child.proc is not None:
-                try:
-                    child.proc.wait(timeout=15)
-                except Exception:  # noqa: BLE001 - a recorder slow to stop is killed
-                    child.proc.kill()
-
-
-def child_env(broker_url: str, noeviction_url: str = "") -> dict[str, str]:
-    return {
-        "TEACHLAB_LAB_BROKER_REDIS_URL": broker_url,
-        **({"TEACHLAB_LAB_NOEVICTION_REDIS_URL": noeviction_url} if noeviction_url else {}),
-        "TEACHLAB_REDIS_DB_APP": str(settings.LAB_MATRIX_DB_APP),
-        "DJANGO_SETTINGS_MODULE": "teachlab.settings",
-    }
-
-
-def recorder(logs: Path) -> Supervised:
-    """The project's own recorder, on the matrix's app database."""
-    argv = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "lab", "record"]
-    child = Child("matrix-recorder", argv, child_env(""), logs=logs)
-    return Supervised([child], kill=False).start()
-
-
-def lane_workers(*, python: Path, lanes: list[str], env: dict, logs: Path) -> Supervised:
-    children, lane_of = [], {}
-    for name in lanes:
-        lane = lane_get(name)
-        for number in range(1, lane.workers + 1):
-            worker = worker_name(lane, number)
-            argv = [str(python), "-m", "teachlab.lab.celery_app", "--lane", name, "--name", worker]
-            children.append(Child(worker, argv, env, logs=logs))
-            lane_of[worker] = name
-    return Supervised(children, lane_of=lane_of).start()
-
-
-def lanes_exited(supervised: Supervised | None, lanes) -> str:
-    """How the workers of these lanes exited, in their own words ("" when none did): an
-    experiment's record names its own lanes' failures, not the first lane that gave up."""
-    found = []
-    for child in supervised.children if supervised else []:
-        if supervised.lane_of.get(child.name) not in lanes:
-            continue
-        exits = child.restarts + (child.proc is not None and child.proc.poll() is not None)
-        if exits:
-            reason = crash_reason(child.logs / f"{child.name}.log")
-            found.append(f"{child.name} exited {exits} times: {reason}")
-    return "; ".join(found)
-
-
-def own_reason(supervised: Supervised | None, experiment: Experiment, first: str) -> str:
-    """Why the experiment's combination could not start its workers, by its own lanes."""
-    own = lanes_exited(supervised, experiment.lanes)
-    return own or f"{first} (another lane's worker; {', '.join(experiment.lanes)} had not exited)"
-
-
-def workers_ready(lanes: list[str], supervised: Supervised, *, timeout: float) -> dict:
-    """The versions each lane's workers reported, once every worker is alive."""
-    deadline = time.monotonic() + timeout
-    while True:
-        alive = [w for w in workers_list() if w["alive"] and w["lane"] in lanes]
-        found = {lane: [w for w in alive if w["lane"] == lane] for lane in lanes}
-        if all(len(found[lane]) >= lane_get(lane).workers for lane in lanes):
-            return {lane: found[lane][0]["versions"] for lane in lanes}
-        for child in supervised.children:
-            if child.restarts >= GIVE_UP_AFTER:
-                reason = crash_reason(child.logs / f"{child.name}.log")
-                raise WorkersFailed(f"{child.name} exited {child.restarts + 1} times: {reason}")
-        if time.monotonic() > deadline:
-            tails = []
-            for child in supervised.children:
-                log = child.logs / f"{child.name}.log"
-                text = log.read_text(errors="replace")[-600:] if log.exists() else ""
-                tails.append(f"{child.name}: {text.strip()}")
-            raise EnvFailed(f"workers not alive within {timeout:.0f} s; " + " | ".join(tails))
-        time.sleep(0.3)
 
 
 def record_for(
@@ -328,7 +209,76 @@ def experiments_execute(experiments: list[Experiment], learner, say: Say) -> lis
 def _combination_run(
     *, combination, experiments, redis_lanes, learner, execute, logs, say, estimate
 ) -> list[dict]:
+    """One combination's records: those it skips, then the rest run on its Redis and workers."""
     started = time.monotonic()
+    records, runnable = _skipped(combination, experiments, redis_lanes, say)
+    if not runnable:
+        return records
+    broker, workers = PrivateRedis(combination.redis), None
+    lanes = sorted({lane for e in runnable for lane in e.lanes})
+    tight = PrivateRedis(combination.redis, args=NOEVICTION_SERVER_ARGS)
+    tight_needed = _noeviction_needed(lanes)
+    try:
+        python = env_build(combination.celery, say=say)
+        broker.start()
+        if tight_needed:
+            tight.start()
+        say(
+            f"Redis {broker.version} on port {broker.port}"
+            + (f" (noeviction server on {tight.port})" if tight_needed else "")
+            + f"; starting workers for {', '.join(lanes)}"
+        )
+        noeviction = tight.url if tight_needed else settings.LAB_NOEVICTION_REDIS_URL
+        with override_settings(
+            LAB_BROKER_REDIS_URL=broker.url, LAB_NOEVICTION_REDIS_URL=noeviction
+        ):
+            env = child_env(broker.url, tight.url if tight_needed else "")
+            run_logs = logs / f"celery-{combination.celery}-redis-{combination.redis}"
+            shutil.rmtree(run_logs, ignore_errors=True)  # crash_reason reads this run's only
+            workers = lane_workers(python=python, lanes=lanes, env=env, logs=run_logs)
+            _run_on_workers(
+                records,
+                combination=combination,
+                runnable=runnable,
+                lanes=lanes,
+                workers=workers,
+                broker=broker.version,
+                learner=learner,
+                execute=execute,
+                say=say,
+                estimate=estimate,
+            )
+    except EnvFailed as exc:
+        say(f"{'workers fail' if isinstance(exc, WorkersFailed) else 'not run'}: {exc}")
+        records += _not_run(
+            exc,
+            combination=combination,
+            runnable=runnable,
+            done={r["experiment"] for r in records},
+            workers=workers,
+            broker=broker.version,
+            seconds=round(time.monotonic() - started, 1),
+        )
+    finally:
+        if workers is not None:
+            workers.stop()
+        broker.stop()
+        tight.stop()
+    order = {e.slug: i for i, e in enumerate(experiments)}
+    return sorted(records, key=lambda r: order[r["experiment"]])
+
+
+def _noeviction_needed(lanes: list[str]) -> bool:
+    """A lane on the noeviction server gets a server of its own (maxmemory is a whole server's
+    setting), of the same version, so its experiments never reach for the dev stack's."""
+    return any(
+        lane_get(name).broker_url.startswith(settings.LAB_NOEVICTION_REDIS_URL + "/")
+        for name in lanes
+    )
+
+
+def _skipped(combination, experiments, redis_lanes, say) -> tuple[list[dict], list[Experiment]]:
+    """Records of the experiments this combination does not run, and those it does."""
     records, runnable = [], []
     pins = lock_pins(combination.celery)
     for experiment in experiments:
@@ -346,111 +296,99 @@ def _combination_run(
                 pinned=pinned_versions(combination.celery),
             )
         )
-    if not runnable:
-        return records
-    broker, workers = PrivateRedis(combination.redis), None
-    lanes = sorted({lane for e in runnable for lane in e.lanes})
-    # The noeviction lane's server of its own (maxmemory is a whole server's setting), of the
-    # same version, so its experiments never reach for the dev stack's server.
-    tight = PrivateRedis(combination.redis, args=NOEVICTION_SERVER_ARGS)
-    tight_needed = any(
-        lane_get(name).broker_url.startswith(settings.LAB_NOEVICTION_REDIS_URL + "/")
-        for name in lanes
-    )
+    return records, runnable
+
+
+def _run_on_workers(
+    records: list[dict],
+    *,
+    combination,
+    runnable,
+    lanes,
+    workers,
+    broker,
+    learner,
+    execute,
+    say,
+    estimate,
+) -> None:
+    """Once the workers are up, the experiments' records, added to `records` as they come (a
+    failure halfway keeps them). Workers that exit at start leave only the experiments that
+    expect it: `runnable` keeps just those, for the caller's "not run" records."""
+    exited = ""
     try:
-        python = env_build(combination.celery, say=say)
-        broker.start()
-        if tight_needed:
-            tight.start()
-        say(
-            f"Redis {broker.version} on port {broker.port}"
-            + (f" (noeviction server on {tight.port})" if tight_needed else "")
-            + f"; starting workers for {', '.join(lanes)}"
+        reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
+    except WorkersFailed as exc:
+        if not any(e.workers_may_exit for e in runnable):
+            raise
+        exited, reported = str(exc), {}
+        say(f"workers fail: {exc}; running the experiments that expect it")
+        records.extend(_workers_exited(exited, combination, runnable, workers, broker))
+    mismatch = version_mismatch(combination.celery, reported)
+    if mismatch:
+        raise EnvFailed(mismatch)
+    say(f"running {', '.join(e.slug for e in runnable)}; at most {estimate(0)} left")
+    for result in execute(runnable, learner, say):
+        verdict = "holds" if result["passed"] else "fails"
+        say(f"{result['slug']}: {verdict.upper()} in {result['seconds']:.0f} s")
+        experiment = next(e for e in runnable if e.slug == result["slug"])
+        records.append(
+            record_for(
+                experiment=experiment,
+                combination=combination,
+                verdict=verdict,
+                reason=(
+                    f"workers exit at start: {own_reason(workers, experiment, exited)}"
+                    if exited
+                    else ""
+                ),
+                result=result,
+                broker=broker,
+                seconds=result["seconds"],
+                pinned=pinned_versions(combination.celery) if exited else None,
+            )
         )
-        env = child_env(broker.url, tight.url if tight_needed else "")
-        run_logs = logs / f"celery-{combination.celery}-redis-{combination.redis}"
-        shutil.rmtree(run_logs, ignore_errors=True)  # crash_reason reads this run's lines only
-        noeviction = tight.url if tight_needed else settings.LAB_NOEVICTION_REDIS_URL
-        with override_settings(
-            LAB_BROKER_REDIS_URL=broker.url, LAB_NOEVICTION_REDIS_URL=noeviction
-        ):
-            workers = lane_workers(python=python, lanes=lanes, env=env, logs=run_logs)
-            exited = ""
-            try:
-                reported = workers_ready(lanes, workers, timeout=READY_WITHIN)
-            except WorkersFailed as exc:
-                # An experiment about workers that cannot start still runs; the others are
-                # recorded as "workers fail" below, with the workers' own words.
-                if not any(e.workers_may_exit for e in runnable):
-                    raise
-                exited, reported = str(exc), {}
-                say(f"workers fail: {exc}; running the experiments that expect it")
-                records.extend(
-                    record_for(
-                        experiment=e,
-                        combination=combination,
-                        verdict="workers fail",
-                        reason=own_reason(workers, e, exited),
-                        broker=broker.version,
-                        pinned=pinned_versions(combination.celery),
-                    )
-                    for e in runnable
-                    if not e.workers_may_exit
-                )
-                runnable = [e for e in runnable if e.workers_may_exit]
-            mismatch = version_mismatch(combination.celery, reported)
-            if mismatch:
-                raise EnvFailed(mismatch)
-            say(f"running {', '.join(e.slug for e in runnable)}; at most {estimate(0)} left")
-            for result in execute(runnable, learner, say):
-                verdict = "holds" if result["passed"] else "fails"
-                say(f"{result['slug']}: {verdict.upper()} in {result['seconds']:.0f} s")
-                experiment = next(e for e in runnable if e.slug == result["slug"])
-                records.append(
-                    record_for(
-                        experiment=experiment,
-                        combination=combination,
-                        verdict=verdict,
-                        reason=(
-                            f"workers exit at start: {own_reason(workers, experiment, exited)}"
-                            if exited
-                            else ""
-                        ),
-                        result=result,
-                        broker=broker.version,
-                        seconds=result["seconds"],
-                        pinned=pinned_versions(combination.celery) if exited else None,
-                    )
-                )
-    except EnvFailed as exc:
-        verdict = "workers fail" if isinstance(exc, WorkersFailed) else "not run"
-        say(f"{verdict}: {exc}")
-        done = {r["experiment"] for r in records}
-        for experiment in runnable:
-            if experiment.slug not in done:
-                records.append(
-                    record_for(
-                        experiment=experiment,
-                        combination=combination,
-                        verdict=verdict,
-                        reason=(
-                            own_reason(workers, experiment, str(exc))
-                            if isinstance(exc, WorkersFailed)
-                            else str(exc)
-                        ),
-                        broker=broker.version,
-                        seconds=round(time.monotonic() - started, 1),
-                        # workers that exit at start report nothing: the lock's pins say
-                        # what was installed
-                        pinned=pinned_versions(combination.celery)
-                        if verdict == "workers fail"
-                        else None,
-                    )
-                )
-    finally:
-        if workers is not None:
-            workers.stop()
-        broker.stop()
-        tight.stop()
-    order = {e.slug: i for i, e in enumerate(experiments)}
-    return sorted(records, key=lambda r: order[r["experiment"]])
+
+
+def _workers_exited(exited: str, combination, runnable, workers, broker: str) -> list[dict]:
+    """An experiment about workers that cannot start still runs; the others are recorded as
+    "workers fail", with the workers' own words, and leave `runnable`."""
+    records = [
+        record_for(
+            experiment=e,
+            combination=combination,
+            verdict="workers fail",
+            reason=own_reason(workers, e, exited),
+            broker=broker,
+            pinned=pinned_versions(combination.celery),
+        )
+        for e in runnable
+        if not e.workers_may_exit
+    ]
+    runnable[:] = [e for e in runnable if e.workers_may_exit]
+    return records
+
+
+def _not_run(
+    exc: EnvFailed, *, combination, runnable, done, workers, broker, seconds
+) -> list[dict]:
+    """Records of the experiments the combination could not run, with why."""
+    verdict = "workers fail" if isinstance(exc, WorkersFailed) else "not run"
+    return [
+        record_for(
+            experiment=experiment,
+            combination=combination,
+            verdict=verdict,
+            reason=(
+                own_reason(workers, experiment, str(exc))
+                if isinstance(exc, WorkersFailed)
+                else str(exc)
+            ),
+            broker=broker,
+            seconds=seconds,
+            # workers that exit at start report nothing: the lock's pins say what was installed
+            pinned=pinned_versions(combination.celery) if verdict == "workers fail" else None,
+        )
+        for experiment in runnable
+        if experiment.slug not in done
+    ]
