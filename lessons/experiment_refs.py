@@ -55,7 +55,7 @@ def check_ids(checks: list) -> tuple[dict[str, str], frozenset[str]]:
 def lane_brokers() -> dict[str, str]:
     """Lane name -> product key ("redis", "rabbitmq"), from the lab's one lane table."""
     try:
-        from teachlab.lab.lanes import LANE_TABLE
+        from teachlab.lab.runs.lanes import LANE_TABLE
     except ImportError:
         return {}
     from django.conf import settings

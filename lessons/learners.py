@@ -1,5 +1,5 @@
 """Find or create the Learner behind a request (views) or a WebSocket scope (consumers), and
-who pays for what that learner spends (teachlab/identity.py decides the payer).
+who pays for what that learner spends (teachlab/core/identity.py decides the payer).
 
 A learner row is made only when a visitor first does something that needs one (a POST, a
 tier revealed); reading a page as a newcomer uses the shared, empty "nobody" learner, so a
@@ -9,7 +9,7 @@ crawler or a cookie-less script leaves no rows behind.
 from django.http import HttpRequest
 
 from lessons.models import Learner
-from teachlab import identity
+from teachlab.core import identity
 
 SESSION_KEY = "learner_key"
 NOBODY_KEY = "nobody"  # never written to: only read by pages shown to newcomers

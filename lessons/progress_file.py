@@ -309,9 +309,9 @@ def lab_runs_export(*, learner) -> list[dict]:
     """Every lab run of this learner as a summary (its counters, not its deliveries), and the
     summaries an earlier import brought in."""
     from lessons.models import ImportedActivity
-    from teachlab.lab.labevent import rows_state
+    from teachlab.lab.eventlog.labevent import rows_state
+    from teachlab.lab.eventlog.runstate import RunState
     from teachlab.lab.models import RunEvent
-    from teachlab.lab.runstate import RunState
 
     runs = list(learner.lab_runs.order_by("created_at"))
     states = {run.id: RunState(run.task_ids) for run in runs}

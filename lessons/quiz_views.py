@@ -23,9 +23,9 @@ from lessons.models import SelfRating
 from lessons.progress_export import progress_export
 from lessons.progress_file import ProgressFileError, progress_file_parse
 from lessons.progress_import import progress_import
-from teachlab import ratelimits
-from teachlab.identity import request_network
-from teachlab.signin import SignupForm
+from teachlab.core import ratelimits
+from teachlab.core.identity import request_network
+from teachlab.core.signin import SignupForm
 
 
 def _today():

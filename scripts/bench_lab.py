@@ -12,7 +12,7 @@ latency = arrival time - data-at on the same machine's clock. The backlog sent o
 
 Prints p50 / p95 / max for the socket clients and, with --browser, for rows and cells added to
 the page as a MutationObserver sees them, and saves them as a JSON result (bench-lab-<clients>) in
-docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
+docs/measurements/results/ (teachlab/core/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
-from teachlab.percentiles import percentiles_ms  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.percentiles import percentiles_ms  # noqa: E402
 
 AT = re.compile(r'data-at="([0-9.]+)"')
 GOALS = {  # watchers: the goal the README set for the event path

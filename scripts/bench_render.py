@@ -6,7 +6,7 @@ and a full redraw when pages join. This draws, from a made-up run of 200 tasks o
 visibility timeout, the three kinds of 50-event batch a burst gives (first receipts, a restore
 sweep's copies, bodies starting and finishing) and a 300-event redraw, many times each, and
 prints the mean time of one. No stack is needed. The result goes to docs/measurements/results/
-as JSON too (teachlab/measurements.py; `--out DIR` for elsewhere).
+as JSON too (teachlab/core/measurements.py; `--out DIR` for elsewhere).
 
     .venv/bin/python scripts/bench_render.py [--repeat 200]
 """
@@ -26,9 +26,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from teachlab.lab.fragments import Picture, render_batch_html, render_redraw_html  # noqa: E402
-from teachlab.lab.labevent import LabEvent  # noqa: E402
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.lab.eventlog.labevent import LabEvent  # noqa: E402
+from teachlab.lab.live.fragments import Picture, render_batch_html, render_redraw_html  # noqa: E402
 
 
 def event(seq: int, kind: str, index: int, copy: int, at: float) -> dict:

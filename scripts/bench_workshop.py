@@ -19,7 +19,7 @@ an instructor session in that database), for example:
 The clients are one asyncio process on the same machine as the server, so their own CPU
 competes with the server's; the script prints its own CPU use beside the server's. The slowest
 client of each phase and the verdict go to docs/measurements/results/ as a JSON result
-(bench-workshop-<clients>; teachlab/measurements.py; `--out DIR` for elsewhere).
+(bench-workshop-<clients>; teachlab/core/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ from django.test import Client as HttpClient  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
 from lessons.catalog import all_questions  # noqa: E402
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
-from teachlab.percentiles import percentiles_ms  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.percentiles import percentiles_ms  # noqa: E402
 from teachlab.workshop import planrun, rooms  # noqa: E402
 from teachlab.workshop.models import ClaimRound, Plan, Room  # noqa: E402
 

@@ -7,7 +7,7 @@ Against a running stack (scripts/run, or TEACHLAB_REDIS_URL pointing at one with
     .venv/bin/python scripts/broker_cadence.py [--lane redis-short] [--seconds 8]
 
 Prints how many snapshots arrived and the gaps between them, in seconds, and saves them as a JSON
-result in docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
+result in docs/measurements/results/ (teachlab/core/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--lane", default="redis-short")
     parser.add_argument("--seconds", type=float, default=8.0)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from teachlab.measurements import Measurement, out_option_add
+    from teachlab.core.measurements import Measurement, out_option_add
 
     out_option_add(parser)
     args = parser.parse_args()

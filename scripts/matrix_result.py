@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.measurements import RESULTS_DIR  # noqa: E402
+from teachlab.core.measurements import RESULTS_DIR  # noqa: E402
 
 GOAL = "the whole matrix unattended in under 3 hours on 2 cores, no run lost to the runner"
 LINE = re.compile(r"^celery (\S+) redis (\S+) rc=(\d+) seconds=(\d+)$")

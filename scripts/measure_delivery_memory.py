@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Measurement (not a test): how much worker memory one held delivery costs, the figure the
-lab's cost model (teachlab/lab/costs.py) multiplies by.
+lab's cost model (teachlab/lab/runs/costs.py) multiplies by.
 
 Starts a private Redis and one real lab worker on a lane (default redis-long: its 60 s
 timeout is longer than the measurement, so every task is held exactly once), fires batches of
@@ -34,7 +34,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 RESULTS = BASE_DIR / "docs" / "measurements" / "results"
 
-from teachlab.percentiles import percentile  # noqa: E402
+from teachlab.core.percentiles import percentile  # noqa: E402
 
 
 def _free_port() -> int:
@@ -44,7 +44,7 @@ def _free_port() -> int:
 
 
 def _wait_port(port: int, timeout: float = 20) -> None:
-    from teachlab.devstack import port_answers
+    from teachlab.core.devstack import port_answers
 
     deadline = time.monotonic() + timeout
     while not port_answers("127.0.0.1", port):
@@ -54,7 +54,7 @@ def _wait_port(port: int, timeout: float = 20) -> None:
 
 
 def _redis_start(workdir: Path) -> tuple[subprocess.Popen, str]:
-    from teachlab.devstack import redis_binary
+    from teachlab.core.devstack import redis_binary
 
     port = _free_port()
     proc = subprocess.Popen(
@@ -86,7 +86,7 @@ def _settled_rss(pid: int, *, seconds: float = 3.0) -> int:
 
 
 def _held(name: str) -> int:
-    from teachlab.lab.workers import workers_list
+    from teachlab.lab.worker.workers import workers_list
 
     for worker in workers_list():
         if worker["name"] == name and worker["alive"]:
@@ -107,10 +107,10 @@ def _wait_held(name: str, want: int, *, timeout: float = 120) -> int:
 
 def _fire(lane, count: int, countdown: float) -> None:
     """Tasks exactly as run_fire publishes them (same name, kwargs), for a run not stored."""
-    from teachlab.lab.celery_app import lane_app
-    from teachlab.lab.firing import task_meta
-    from teachlab.lab.params import RunParams
-    from teachlab.lab.tasks import task_name
+    from teachlab.lab.runs.firing import task_meta
+    from teachlab.lab.runs.params import RunParams
+    from teachlab.lab.worker.celery_app import lane_app
+    from teachlab.lab.worker.tasks import task_name
 
     app = lane_app(lane)
     p = RunParams(count=count, countdown=countdown)
@@ -132,7 +132,7 @@ def _fire(lane, count: int, countdown: float) -> None:
 
 def measure_once(*, lane_name: str, tasks: int, batches: int, countdown: float) -> dict:
     """One fresh worker: RSS before, then after each batch is held."""
-    from teachlab.lab.lanes import lane_get, worker_argv
+    from teachlab.lab.runs.lanes import lane_get, worker_argv
 
     lane = lane_get(lane_name)
     name = f"{lane.name}-mem{os.getpid()}"
@@ -238,7 +238,7 @@ def main() -> None:
         redis_proc.terminate()
         shutil.rmtree(workdir, ignore_errors=True)
     per = [r["bytes_per_held_delivery"] for r in runs]
-    result = {  # the keys of teachlab/measurements.py's result files, and more
+    result = {  # the keys of teachlab/core/measurements.py's result files, and more
         "name": "delivery-memory",
         "what": "worker resident memory per held delivery (a countdown task the worker holds)",
         "command": " ".join(

@@ -1,5 +1,5 @@
 """Time `scripts/test --fast` and keep each run as a result file in docs/measurements/results/
-(teachlab/measurements.py), against the fast loop's goal: under two minutes on this machine
+(teachlab/core/measurements.py), against the fast loop's goal: under two minutes on this machine
 kind, after set-up (docs/testing.md, "The fast loop").
 
     .venv/bin/python scripts/measure_fast_loop.py --runs 3
@@ -22,7 +22,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
 
 COMMAND = ["scripts/test", "--fast"]
 GOAL = "scripts/test --fast in under 120 s on 2 cores, after set-up"

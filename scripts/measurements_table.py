@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Draw docs/measurements/README.md, the summary table, from the JSON result files in
-docs/measurements/results/ (teachlab/measurements.py). Run it after adding a result file:
+docs/measurements/results/ (teachlab/core/measurements.py). Run it after adding a result file:
 
     .venv/bin/python scripts/measurements_table.py [--results DIR] [--out FILE]
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.measurements import RESULTS_DIR, TABLE_PATH, ResultError, table_write  # noqa: E402
+from teachlab.core.measurements import RESULTS_DIR, TABLE_PATH, ResultError, table_write  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ alone, with no other thread of the same process in the way. Run it beside `lab f
     .venv/bin/python scripts/redis_rtt.py --url redis://127.0.0.1:6391 --seconds 62
 
 It prints {"n", "p50", "p99", "max"} (milliseconds) and saves the same as a JSON result in
-docs/measurements/results/ (teachlab/measurements.py; `--out DIR` for elsewhere).
+docs/measurements/results/ (teachlab/core/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
-from teachlab.percentiles import percentiles_ms  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.percentiles import percentiles_ms  # noqa: E402
 
 
 def rtt_sample(*, url: str, seconds: float, every: float = 0.005) -> list[float]:

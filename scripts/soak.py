@@ -14,7 +14,7 @@ counts what was stored there), for example:
 Lab runs need lab workers on the room's lane (scripts/run starts them; so does compose). The
 clients are one asyncio process; its own CPU use is reported beside the server's. The headline
 figures and the whole report go to docs/measurements/results/ as a JSON result (soak-<clients>;
-teachlab/measurements.py; `--out DIR` for elsewhere).
+teachlab/core/measurements.py; `--out DIR` for elsewhere).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from asgiref.sync import sync_to_async  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import WebSocketException  # noqa: E402
 
-from teachlab.measurements import Measurement, out_option_add  # noqa: E402
-from teachlab.percentiles import percentiles_ms  # noqa: E402
+from teachlab.core.measurements import Measurement, out_option_add  # noqa: E402
+from teachlab.core.percentiles import percentiles_ms  # noqa: E402
 
 CLAIM = re.compile(r'name="claim" value="([^"]+)"')
 WS_ERROR = re.compile(r'id="ws-error"[^>]*>([^<]*)</p>')

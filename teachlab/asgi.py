@@ -1,5 +1,5 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels, origin-checked
-(scheme, host and port, teachlab/origins.py)."""
+(scheme, host and port, teachlab/core/origins.py)."""
 
 import gc
 import os
@@ -14,20 +14,20 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 
-from teachlab.bodylimit import BodyLimited  # noqa: E402
-from teachlab.cookies import NulCookiesSocket  # noqa: E402
-from teachlab.dbasync import socket_auth  # noqa: E402
-from teachlab.origins import OriginChecked  # noqa: E402
+from teachlab.core.bodylimit import BodyLimited  # noqa: E402
+from teachlab.core.cookies import NulCookiesSocket  # noqa: E402
+from teachlab.core.dbasync import socket_auth  # noqa: E402
+from teachlab.core.origins import OriginChecked  # noqa: E402
 from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT). Bodies are
-        # capped while they are read (teachlab/bodylimit.py), before Django spools them.
+        # capped while they are read (teachlab/core/bodylimit.py), before Django spools them.
         "http": BodyLimited(django_asgi_app),
         "websocket": OriginChecked(
             # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions
-            # and the user looked up in the loop's thread pool (teachlab/dbasync.py).
+            # and the user looked up in the loop's thread pool (teachlab/core/dbasync.py).
             CookieMiddleware(
                 NulCookiesSocket(SessionMiddleware(socket_auth(URLRouter(websocket_urlpatterns))))
             )
@@ -41,10 +41,10 @@ application = ProtocolTypeRouter(
 # mid-burst stopped every socket for 115 ms (issue 10's latency benchmark, scripts/bench_lab.py).
 # And hand the GIL back to the event loop after 1 ms, not 5: pages, database calls and a run's
 # redraw are drawn in threads beside the sockets. The lab's workers do both too
-# (teachlab/lab/signals.py).
+# (teachlab/lab/worker/signals.py).
 SERVERS = ("uvicorn", "gunicorn")  # daphne is imported by every process (INSTALLED_APPS)
 if any(name in sys.modules for name in SERVERS) and "pytest" not in sys.modules:
-    from teachlab.warm import warm_up
+    from teachlab.core.warm import warm_up
 
     warm_up()
     gc.freeze()

@@ -2,7 +2,7 @@
 the app Redis (settings.REDIS_DB_JOBS) and the queue `teachlab-jobs`, served by one jobs
 worker: `celery -A teachlab worker -Q teachlab-jobs` (scripts/run and docker compose start it).
 
-Not to be confused with the lab's lanes (teachlab/lab/celery_app.py, lanes.py): those apps are
+Not to be confused with the lab's lanes (teachlab/lab/worker/celery_app.py, lanes.py): those apps are
 the subjects of the experiments, crashed and stopped on purpose. Tasks here register with
 `@app.task`, never `shared_task`, so no lane app ever carries them.
 """

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from teachlab.hardening import (
+from teachlab.core.hardening import (
     LOCAL_SECRET_KEY,
     plain_http_off,
     plain_http_warn,
@@ -70,13 +70,13 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Before the host check and the HTTPS redirect: a container probe asks by IP over HTTP.
-    "teachlab.health.HealthMiddleware",
+    "teachlab.core.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
-    "teachlab.cookies.nul_cookies_middleware",
+    "teachlab.core.cookies.nul_cookies_middleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "teachlab.identity.visitor_cookie_middleware",
+    "teachlab.core.identity.visitor_cookie_middleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -86,7 +86,7 @@ MIDDLEWARE = [
     # Answers a locked-out sign-in with AXES_HTTP_RESPONSE_CODE (429) and our message.
     "axes.middleware.AxesMiddleware",
     # Last, and sync only: the chain above runs in one thread per request (syncchain.py).
-    "teachlab.syncchain.SyncChainMiddleware",
+    "teachlab.core.syncchain.SyncChainMiddleware",
 ]
 
 ROOT_URLCONF = "teachlab.urls"
@@ -120,7 +120,7 @@ TEMPLATES = [
 DB_PATH = Path(env("DB_PATH", str(BASE_DIR / "var" / "teachlab.sqlite3")))
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 # Seconds a query waits for a lock another connection holds before the request gives up with
-# a 503 and a message (teachlab/dbbusy.py): SQLite's busy timeout, PostgreSQL's lock_timeout
+# a 503 and a message (teachlab/core/dbbusy.py): SQLite's busy timeout, PostgreSQL's lock_timeout
 # (unset, PostgreSQL would wait for ever).
 DB_LOCK_TIMEOUT = float(env("DB_LOCK_TIMEOUT", "30"))
 if DATABASE_URL:
@@ -216,7 +216,7 @@ LESSONS_RECHECK_SECONDS = float(env("LESSONS_RECHECK_SECONDS", "1"))
 # Largest progress file /progress/import/ reads (bytes); a year of daily study exports to
 # well under 1 MB, so 2 MB refuses junk before it is parsed.
 PROGRESS_IMPORT_MAX_BYTES = env_int("PROGRESS_IMPORT_MAX_BYTES", 2 * 1024 * 1024)
-# Largest request body any page reads (bytes), enforced while it is read (teachlab/bodylimit.py):
+# Largest request body any page reads (bytes), enforced while it is read (teachlab/core/bodylimit.py):
 # the largest real one is a progress file (above), so a learner whose file is a little too
 # large still gets the import page's own message.
 MAX_REQUEST_BYTES = env_int("MAX_REQUEST_BYTES", 4 * 1024 * 1024)
@@ -269,16 +269,16 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Sign-in throttle: django-axes on /accounts/login/ and /admin/login/, counting failures per
-# normalised username (NFKC + casefold, teachlab/identity.py) and client address together, in
+# normalised username (NFKC + casefold, teachlab/core/identity.py) and client address together, in
 # the database (every web process shares it). Locked out: HTTP 429 and a message.
 SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
 SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 AXES_FAILURE_LIMIT = SIGNIN_MAX_FAILURES
 AXES_COOLOFF_TIME = SIGNIN_WINDOW_SECONDS / 3600  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_USERNAME_CALLABLE = "teachlab.identity.axes_username"
-AXES_CLIENT_IP_CALLABLE = "teachlab.identity.axes_client_ip"
-AXES_LOCKOUT_CALLABLE = "teachlab.signin.lockout_response"
+AXES_USERNAME_CALLABLE = "teachlab.core.identity.axes_username"
+AXES_CLIENT_IP_CALLABLE = "teachlab.core.identity.axes_client_ip"
+AXES_LOCKOUT_CALLABLE = "teachlab.core.signin.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
@@ -287,12 +287,12 @@ AXES_VERBOSE = False
 TRUSTED_PROXIES = [p.strip() for p in env("TRUSTED_PROXIES", "").split(",") if p.strip()]
 # New anonymous learners (with a visitor cookie) each network may start per hour with a quota
 # of their own; past it, and for requests with no cookie at all, quotas come from the
-# network's one shared pool (teachlab/identity.py). 120: a class of 40 behind one router,
+# network's one shared pool (teachlab/core/identity.py). 120: a class of 40 behind one router,
 # three times over.
 ANON_LEARNERS_PER_NETWORK_PER_HOUR = env_int("ANON_LEARNERS_PER_NETWORK_PER_HOUR", 120)
 # Anonymous learners unseen this long are deleted by `manage.py prune_learners` (hourly too).
 ANON_LEARNER_DAYS = env_int("ANON_LEARNER_DAYS", 14 if PRODUCTION else 365)
-# Sign-up: accounts created per client network per hour (teachlab/ratelimits.py).
+# Sign-up: accounts created per client network per hour (teachlab/core/ratelimits.py).
 SIGNUPS_PER_NETWORK_PER_HOUR = env_int("SIGNUPS_PER_NETWORK_PER_HOUR", 10)
 
 # --- Redis -------------------------------------------------------------------------------
@@ -305,13 +305,13 @@ REDIS_DB_APP = env_int("REDIS_DB_APP", 3)  # rate limits, guard keys, worker reg
 # the workers it starts) at a private server of another Redis version (teachlab/lab/matrix/).
 LAB_BROKER_REDIS_URL = env("LAB_BROKER_REDIS_URL", "").rstrip("/")
 # The redis-noeviction lane's server: a Redis of its own with a small maxmemory and
-# `noeviction` (teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
+# `noeviction` (teachlab.lab.runs.lanetable.NOEVICTION_SERVER_ARGS); scripts/run starts one here.
 LAB_NOEVICTION_REDIS_URL = env("LAB_NOEVICTION_REDIS_URL", "redis://127.0.0.1:6390").rstrip("/")
 # `lab matrix` keeps its worker registry and event streams in this database, apart from the lab.
 LAB_MATRIX_DB_APP = env_int("LAB_MATRIX_DB_APP", 12)
 # Where `lab matrix` stores its records; empty: lessons/verified/ (tests point it elsewhere).
 LAB_VERIFIED_DIR = env("LAB_VERIFIED_DIR", "")
-# Every rate limit's keys in that database start with this (teachlab/ratelimits.py).
+# Every rate limit's keys in that database start with this (teachlab/core/ratelimits.py).
 RATELIMIT_KEY_PREFIX = env("RATELIMIT_KEY_PREFIX", "teachlab-limits")
 RABBIT_URL = env("RABBIT_URL", "amqp://guest:guest@127.0.0.1:5672//")
 
@@ -338,13 +338,13 @@ if env("CHANNEL_LAYER", "pubsub") == "pubsub":
             "prefix": env("CHANNEL_PREFIX", "teachlab"),
         },
     }
-# Sockets fed by their process's hub (teachlab/dbasync.py, HubFed) name this in-process layer:
+# Sockets fed by their process's hub (teachlab/core/dbasync.py, HubFed) name this in-process layer:
 # the channel Channels opens for each of them stays in memory instead of subscribing in Redis.
 CHANNEL_LAYERS["hub-fed"] = {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 
 # The project's own jobs (teachlab/celery.py): experiment attempts run in the jobs worker
 # (`celery -A teachlab worker -Q teachlab-jobs`), never in the web process. Not a lab lane:
-# those build their own Celery apps from teachlab/lab/lanes.py and are what the lab studies.
+# those build their own Celery apps from teachlab/lab/runs/lanes.py and are what the lab studies.
 REDIS_DB_JOBS = env_int("REDIS_DB_JOBS", 4)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", f"{REDIS_URL}/{REDIS_DB_JOBS}")
 CELERY_TASK_DEFAULT_QUEUE = "teachlab-jobs"
@@ -376,11 +376,11 @@ LAB_RUNS_PER_MINUTE = env_int("LAB_RUNS_PER_MINUTE", 10)
 # Runs the whole server accepts per minute from everyone together (0: no class-wide limit);
 # classroom mode sets it so thirty laptops cannot swamp one instructor's workers.
 LAB_CLASS_RUNS_PER_MINUTE = env_int("LAB_CLASS_RUNS_PER_MINUTE", 0)
-# What one run may cost (teachlab/lab/costs.py estimates it before firing). A delivery is one
+# What one run may cost (teachlab/lab/runs/costs.py estimates it before firing). A delivery is one
 # copy a worker receives; each held copy is about 12 KB of worker memory (measured), so
 # 10,000 is about 120 MB. count=300, countdown=90 on redis-short is about 2,700.
 LAB_MAX_DELIVERIES_PER_RUN = env_int("LAB_MAX_DELIVERIES_PER_RUN", 10_000)
-# Deliveries one person (their learner's payer, teachlab/identity.py) may fire per hour.
+# Deliveries one person (their learner's payer, teachlab/core/identity.py) may fire per hour.
 LAB_DELIVERIES_PER_HOUR = env_int("LAB_DELIVERIES_PER_HOUR", 30_000)
 # Copies the live runs of everyone together may have a lane's workers hold at once: about
 # 480 MB, shared by the lane's two workers, under LAB_WORKER_MAX_MEMORY_MB each.
@@ -392,7 +392,7 @@ LAB_MAX_HELD_PER_LANE = env_int("LAB_MAX_HELD_PER_LANE", 40_000)
 LAB_NETWORK_MAX_RUNS_AT_ONCE = env_int("LAB_NETWORK_MAX_RUNS_AT_ONCE", 120)
 LAB_NETWORK_MAX_HELD = env_int("LAB_NETWORK_MAX_HELD", 20_000)
 # A lab worker whose resident memory passes this (MB) while it holds deliveries shuts down
-# warmly and is started again (teachlab/lab/workers.py); prefork lanes also replace a pool
+# warmly and is started again (teachlab/lab/worker/workers.py); prefork lanes also replace a pool
 # child past it (worker_max_memory_per_child). An idle worker is about 125 MB; the lane
 # limit above all on one worker would be about 590 MB. 0: no ceiling.
 LAB_WORKER_MAX_MEMORY_MB = env_int("LAB_WORKER_MAX_MEMORY_MB", 768)
@@ -426,7 +426,7 @@ LOGGING = {
     # 503s start?"), beside gunicorn's own timestamped lines.
     "formatters": {"stamped": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "stamped"}},
-    "filters": {"without_traceback": {"()": "teachlab.logfilters.WithoutTraceback"}},
+    "filters": {"without_traceback": {"()": "teachlab.core.logfilters.WithoutTraceback"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
     "loggers": {
         "daphne": {"level": "WARNING"},

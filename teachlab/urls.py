@@ -1,5 +1,5 @@
 """URL routes: each app owns its own urls module. /healthz and /readyz are answered by
-teachlab.health's middleware, before the host check."""
+teachlab.core.health's middleware, before the host check."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
@@ -8,7 +8,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 
 # A locked or unreachable database answers 503 with a message and Retry-After (dbbusy.py).
-handler500 = "teachlab.dbbusy.server_error"
+handler500 = "teachlab.core.dbbusy.server_error"
 
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
@@ -20,7 +20,7 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("", include("lessons.urls")),
-    path("lab/", include("teachlab.lab.urls")),
+    path("lab/", include("teachlab.lab.web.urls")),
     path("workshop/", include("teachlab.workshop.urls")),
     # Throttled by django-axes (settings.AXES_*), as is the admin's sign-in.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

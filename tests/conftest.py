@@ -108,11 +108,11 @@ def _quick_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    """Every test starts with no rate-limit budget spent (teachlab/ratelimits.py): counts live
+    """Every test starts with no rate-limit budget spent (teachlab/core/ratelimits.py): counts live
     in the session's Redis and would otherwise leak from one test into the next."""
     import redis
 
-    from teachlab import ratelimits
+    from teachlab.core import ratelimits
 
     try:
         ratelimits.clear_all()

@@ -149,7 +149,7 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:  # noqa: 
         REDIS = RedisServer(STATE)  # its port now, the server at the first test
         os.environ["TEACHLAB_REDIS_URL"] = REDIS.url
     if not os.environ.get("TEACHLAB_LAB_NOEVICTION_REDIS_URL"):
-        from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
+        from teachlab.lab.runs.lanetable import NOEVICTION_SERVER_ARGS
 
         NOEVICTION_REDIS = RedisServer(STATE, NOEVICTION_SERVER_ARGS)
         os.environ["TEACHLAB_LAB_NOEVICTION_REDIS_URL"] = NOEVICTION_REDIS.url

@@ -17,7 +17,7 @@ if sys.argv[1] == "server":
     import uvicorn
 import teachlab.asgi
 frozen = gc.get_freeze_count()
-loaded = "teachlab.lab.views" in sys.modules and "teachlab.workshop.views" in sys.modules
+loaded = "teachlab.lab.web.views" in sys.modules and "teachlab.workshop.views" in sys.modules
 print(frozen, len(gc.get_objects()), loaded, sys.getswitchinterval())
 """
 

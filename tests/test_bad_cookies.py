@@ -2,7 +2,7 @@
 
 Python's cookie parser turns a quoted "\\000" into a NUL; PostgreSQL refuses a query with one
 in it (an error, not a miss), so on PostgreSQL this broke every page and socket before
-teachlab/cookies.py dropped such cookies. On SQLite it was a plain miss all along.
+teachlab/core/cookies.py dropped such cookies. On SQLite it was a plain miss all along.
 """
 
 from __future__ import annotations

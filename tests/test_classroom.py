@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from teachlab.classroom import classroom_apply, classroom_env, classroom_secret, lan_addresses
-from teachlab.hardening import secret_key_problem
+from teachlab.core.classroom import classroom_apply, classroom_env, classroom_secret, lan_addresses
+from teachlab.core.hardening import secret_key_problem
 from teachlab.workshop import rooms
 from teachlab.workshop.joinlink import host_is_loopback
 from tests.workshop.conftest import make_user

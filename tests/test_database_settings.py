@@ -76,7 +76,7 @@ def test_the_monitor_keeps_its_connection_without_breaking_the_pool():
         pytest.skip("the pool is PostgreSQL's; this run is on SQLite")
     code = (
         "import django; django.setup()\n"
-        "from teachlab.lab.monitor import monitor_process_setup\n"
+        "from teachlab.lab.eventlog.monitor import monitor_process_setup\n"
         "monitor_process_setup()\n"
         "from django.db import connection\n"
         "with connection.cursor() as cursor:\n"

@@ -8,7 +8,7 @@ import logging
 import pytest
 from django.db import OperationalError
 
-from teachlab.dbasync import db_redraw
+from teachlab.core.dbasync import db_redraw
 from tests.stack import run_async
 
 
@@ -32,7 +32,7 @@ def test_a_busy_database_is_tried_again_and_the_redraw_goes_out():
 
 def test_a_database_busy_every_time_gives_up_with_a_warning(caplog):
     render, calls = _flaky(99, OperationalError("couldn't get a connection after 10.00 sec"))
-    with caplog.at_level(logging.WARNING, logger="teachlab.dbasync"):
+    with caplog.at_level(logging.WARNING, logger="teachlab.core.dbasync"):
         assert run_async(db_redraw(render, 7, tries=3, pause=0)) is None
     assert len(calls) == 3
     assert "given up" in caplog.text

@@ -13,7 +13,7 @@ import sys
 import pytest
 import yaml
 
-from teachlab.lab.lanes import lanes, worker_argv, worker_name
+from teachlab.lab.runs.lanes import lanes, worker_argv, worker_name
 from tests.stack import BASE_DIR, missing
 
 COMPOSE_FILE = BASE_DIR / "docker-compose.yml"
@@ -167,7 +167,7 @@ def test_forwarded_headers_are_believed_only_from_a_configured_proxy(compose):
 
 
 def test_the_noeviction_lane_gets_a_server_of_its_own_with_the_lanes_memory_options():
-    from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
+    from teachlab.lab.runs.lanetable import NOEVICTION_SERVER_ARGS
 
     services = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
     command = services["redis-noeviction"]["command"]

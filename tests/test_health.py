@@ -7,7 +7,7 @@ import time
 import pytest
 from django.test import Client
 
-from teachlab.lab.lanes import lane_status, lanes
+from teachlab.lab.runs.lanes import lane_status, lanes
 from tests.stack import free_port, missing
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def fresh_readiness():
     """No report kept from another test: each one here times its own window."""
-    from teachlab import health
+    from teachlab.core import health
 
     health._ready.clear()
     yield health
@@ -62,7 +62,7 @@ def test_readyz_answers_503_naming_a_lane_whose_broker_is_on_a_dead_port(setting
 
 
 def test_readyz_reports_redis_down_when_the_apps_redis_does_not_answer(settings):
-    from teachlab.lab.store import _client
+    from teachlab.lab.runs.store import _client
 
     settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}"
     try:
@@ -86,7 +86,7 @@ def test_forty_readyz_calls_at_once_share_one_report_over_kept_connections(fresh
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from teachlab.lab.store import app_redis
+    from teachlab.lab.runs.store import app_redis
 
     def opened() -> int:
         return int(app_redis().info("stats")["total_connections_received"])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from teachlab.measurements import result_read
+from teachlab.core.measurements import result_read
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,5 @@
 """docs/measurements/: the benchmark scripts' JSON result files and the summary table drawn
-from them by scripts/measurements_table.py (teachlab/measurements.py)."""
+from them by scripts/measurements_table.py (teachlab/core/measurements.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from teachlab.measurements import (
+from teachlab.core.measurements import (
     RESULTS_DIR,
     TABLE_PATH,
     Measurement,

@@ -1,11 +1,11 @@
-"""teachlab/percentiles.py: the one percentile definition (nearest rank) behind every measured
+"""teachlab/core/percentiles.py: the one percentile definition (nearest rank) behind every measured
 figure. These pin the definition itself, so a change of formula shows up here first."""
 
 from __future__ import annotations
 
 import pytest
 
-from teachlab.percentiles import percentile, percentiles_ms
+from teachlab.core.percentiles import percentile, percentiles_ms
 
 
 def test_nearest_rank_takes_the_value_at_rank_ceil_q_times_n():

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
 from django.test import RequestFactory
 
-from teachlab.lab.workers import controls_allowed
+from teachlab.lab.worker.workers import controls_allowed
 from teachlab.workshop import rooms
 from teachlab.workshop.viewaccess import driver_refusal
 

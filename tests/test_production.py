@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from teachlab.hardening import LOCAL_SECRET_KEY, secret_key_problem
+from teachlab.core.hardening import LOCAL_SECRET_KEY, secret_key_problem
 from tests.stack import BASE_DIR
 from tests.workshop.conftest import make_user
 

@@ -8,7 +8,7 @@ import asyncio
 
 from limits import RateLimitItemPerSecond
 
-from teachlab import ratelimits
+from teachlab.core import ratelimits
 from tests.support.loops import on_a_loop_of_its_own
 
 

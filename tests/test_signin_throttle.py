@@ -74,7 +74,7 @@ def test_a_successful_sign_in_clears_the_count():
 
 
 def test_sign_in_still_works_when_the_apps_redis_is_down(settings):
-    from teachlab.lab.store import _client
+    from teachlab.lab.runs.store import _client
     from tests.stack import free_port
 
     make_user("offline", staff=False)

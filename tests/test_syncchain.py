@@ -1,5 +1,5 @@
 """The middleware chain runs in the request's thread: one hop from the event loop into a
-thread for the chain, not one per middleware (teachlab/syncchain.py)."""
+thread for the chain, not one per middleware (teachlab/core/syncchain.py)."""
 
 from __future__ import annotations
 

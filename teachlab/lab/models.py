@@ -6,7 +6,7 @@ import time
 
 from django.db import models
 
-from teachlab.lab.converters import lab_token
+from teachlab.lab.runs.converters import lab_token
 
 
 def new_run_id() -> str:
@@ -41,7 +41,7 @@ class Run(models.Model):
     params = models.JSONField(default=dict)
     prediction = models.IntegerField(null=True, blank=True)  # "how many receipts?"
     label = models.CharField(max_length=120, blank=True)  # e.g. "experiment:crash", "room:K7Q2"
-    # The client network that fired it (teachlab/identity.py: an address, an IPv6 /64), for
+    # The client network that fired it (teachlab/core/identity.py: an address, an IPv6 /64), for
     # the per-network ceiling on lab load (limits.network_load_check); "" from a shell.
     network = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING)
@@ -97,7 +97,7 @@ class RunEvent(models.Model):
     eta = models.FloatField(null=True, blank=True)  # epoch seconds the task is due
     published_at = models.FloatField(null=True, blank=True)  # epoch seconds it was published
     data = models.JSONField(default=dict, blank=True)  # what this kind of event says
-    # Event fields with no column of their own, by name (teachlab/lab/labevent.py, FIELDS).
+    # Event fields with no column of their own, by name (teachlab/lab/eventlog/labevent.py, FIELDS).
     extra = models.JSONField(default=dict, blank=True)
 
     class Meta:

@@ -13,7 +13,7 @@ class WorkshopConfig(AppConfig):
         from teachlab.workshop.signals import run_saved, run_settled
 
         if apps.is_installed("teachlab.lab"):
-            from teachlab.lab.settle import run_settled as lab_run_settled
+            from teachlab.lab.eventlog.settle import run_settled as lab_run_settled
 
             post_save.connect(
                 run_saved, sender=apps.get_model("lab", "Run"), dispatch_uid="workshop-run-saved"

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from teachlab.dbasync import db_async
+from teachlab.core.dbasync import db_async
 
 
 class RoomBatcher:

@@ -16,8 +16,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-from teachlab.dbasync import db_redraw
-from teachlab.socketnames import room_group
+from teachlab.core.dbasync import db_redraw
+from teachlab.core.socketnames import room_group
 from teachlab.workshop import fragments, screens, selectors
 from teachlab.workshop.models import Room
 

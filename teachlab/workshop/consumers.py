@@ -20,10 +20,10 @@ import time
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from teachlab import dbbusy
-from teachlab.dbasync import HubFed, NoHopDispatch, db_async
-from teachlab.socketframes import FrameSizeCapped
-from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
+from teachlab.core import dbbusy
+from teachlab.core.dbasync import HubFed, NoHopDispatch, db_async
+from teachlab.core.socketframes import FrameSizeCapped
+from teachlab.core.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop import (
     actionids,
     fragments,

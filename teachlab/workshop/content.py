@@ -88,7 +88,7 @@ def room_experiments() -> list[ExperimentChoice]:
 
 def lanes() -> list[tuple[str, str]]:
     try:
-        from teachlab.lab.lanes import lanes as lab_lanes
+        from teachlab.lab.runs.lanes import lanes as lab_lanes
 
         return [(lane.name, lane.title or lane.name) for lane in lab_lanes(listed_only=True)]
     except Exception:  # noqa: BLE001

@@ -11,7 +11,7 @@ import time
 from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
 
-from teachlab.lab.params import params_bounds
+from teachlab.lab.runs.params import params_bounds
 from teachlab.workshop import content, plansteps, roundstate, scores, selectors
 from teachlab.workshop.models import Prediction, Room, Seat, Vote
 
@@ -101,9 +101,9 @@ def lab_picture(run_id: str, *, events: list[dict] | None = None) -> dict:
     """The lab's own picture of a run so far (from `events`, the lab reader's, or the stored
     ones), for a screen that connects mid-run."""
     try:
-        from teachlab.lab.fragments import picture_from
+        from teachlab.lab.live.fragments import picture_from
         from teachlab.lab.models import Run
-        from teachlab.lab.reading import run_events, run_summary
+        from teachlab.lab.runs.reading import run_events, run_summary
     except ImportError:
         return {}
     run = Run.objects.filter(pk=run_id).first()
@@ -155,7 +155,7 @@ def run_event_frames(events: list[dict]) -> list[str]:
     """A batch of lab events as at most two frames: new receipt rows with the latest
     counters, then outcome cells. Table parts cannot share a frame: the HTML parser nests
     a <td> that follows a <tbody> instead of leaving it at the top for htmx to swap."""
-    from teachlab.lab.fragments import event_view
+    from teachlab.lab.live.fragments import event_view
 
     views = [event_view(e) for e in events]
     rows = [v for v in views if v["receipt"]]

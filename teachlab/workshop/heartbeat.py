@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from teachlab.socketnames import PING, PONG
+from teachlab.core.socketnames import PING, PONG
 
 __all__ = ["PING", "PONG", "is_ping", "silence_watch"]
 

@@ -15,9 +15,9 @@ from typing import Protocol
 
 from channels.layers import get_channel_layer
 
-from teachlab.dbasync import db_async
-from teachlab.lab.reader import reader_join, reader_leave
-from teachlab.socketnames import CLOSE_REFUSED, room_group
+from teachlab.core.dbasync import db_async
+from teachlab.core.socketnames import CLOSE_REFUSED, room_group
+from teachlab.lab.live.reader import reader_join, reader_leave
 from teachlab.workshop import fragments
 from teachlab.workshop.broadcast import PRESENTER_REFRESH_SECONDS, presenter_part
 from teachlab.workshop.models import Room, SharedRun
@@ -258,7 +258,7 @@ class RoomHub:
 
 
 class LabFeed:
-    """The room hub as a watcher of the lab's reader for its run (teachlab/lab/reader.py)."""
+    """The room hub as a watcher of the lab's reader for its run (teachlab/lab/live/reader.py)."""
 
     wants_batch_html = False  # the room draws its own frames (fragments.run_event_frames)
 

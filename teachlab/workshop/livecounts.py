@@ -8,8 +8,8 @@ import time
 
 from channels.layers import get_channel_layer
 
-from teachlab.dbasync import db_redraw
-from teachlab.socketnames import room_group
+from teachlab.core.dbasync import db_redraw
+from teachlab.core.socketnames import room_group
 from teachlab.workshop.models import Room
 from teachlab.workshop.screens import counts_html
 

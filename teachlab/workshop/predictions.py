@@ -60,8 +60,8 @@ def clean_params(raw: dict) -> dict:
     """A room's own run parameters, checked by the lab's schema and held to the lab's
     per-run limits, so the room refuses what the lab form refuses, in the same words. Only
     the parameters given are kept (the rest stay the lab's defaults)."""
-    from teachlab.lab.errors import LabError
-    from teachlab.lab.params import params_limits_check, params_parse
+    from teachlab.lab.runs.errors import LabError
+    from teachlab.lab.runs.params import params_limits_check, params_parse
 
     unknown = sorted(set(raw) - set(ROOM_PARAMS))
     if unknown:
@@ -148,11 +148,11 @@ def shared_run_fire(*, room: Room, instructor) -> SharedRun:
     200-task run takes a while, and its receipts start arriving before it is done.
     """
     from lessons.models import Learner
-    from teachlab.lab.errors import LabError
-    from teachlab.lab.firing import run_fire
-    from teachlab.lab.lanes import lane_get
-    from teachlab.lab.limits import run_cost_take
-    from teachlab.lab.params import params_parse
+    from teachlab.lab.runs.errors import LabError
+    from teachlab.lab.runs.firing import run_fire
+    from teachlab.lab.runs.lanes import lane_get
+    from teachlab.lab.runs.limits import run_cost_take
+    from teachlab.lab.runs.params import params_parse
 
     room.require_open()
     shared = room.shared_run
@@ -197,9 +197,9 @@ def shared_run_finish(*, shared: SharedRun, summary: dict | None = None) -> bool
     """Store what the run showed and tell the room; True once the outcome is stored (by this
     call or an earlier one). Idempotent: of several callers (the lab's settle signal, each
     server process's hub, the presenter's button) only the first stores and broadcasts."""
+    from teachlab.lab.eventlog.settle import run_settle
     from teachlab.lab.models import Run
-    from teachlab.lab.reading import run_summary
-    from teachlab.lab.settle import run_settle
+    from teachlab.lab.runs.reading import run_summary
 
     if shared.observed is not None:
         return True

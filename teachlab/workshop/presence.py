@@ -21,7 +21,7 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from teachlab.ratelimits import waiting_pool
+from teachlab.core.ratelimits import waiting_pool
 
 log = logging.getLogger(__name__)
 

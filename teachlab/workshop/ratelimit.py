@@ -1,4 +1,4 @@
-"""The workshop's budgets on the app's one limiter (teachlab/ratelimits.py): frames per socket
+"""The workshop's budgets on the app's one limiter (teachlab/core/ratelimits.py): frames per socket
 and per room, and joins per client network.
 
 A participant's frame spends from two budgets at once: its seat's and its room's. Without
@@ -13,8 +13,8 @@ import logging
 import redis
 from django.conf import settings
 
-from teachlab import ratelimits
-from teachlab.identity import network_of
+from teachlab.core import ratelimits
+from teachlab.core.identity import network_of
 
 log = logging.getLogger(__name__)
 

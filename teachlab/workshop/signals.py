@@ -4,7 +4,7 @@ run_fire() stores the Run, then publishes its tasks, and the first receipts arri
 is still publishing. Hearing of the Run as soon as it is saved (label "room:<code>", which
 shared_run_fire sets) lets every hub join the run's group before those receipts are sent.
 
-When the run settles (teachlab.lab.settle.run_settled, sent in the lab monitor's process),
+When the run settles (teachlab.lab.eventlog.settle.run_settled, sent in the lab monitor's process),
 the room's outcome is stored there and then, whether or not any screen of the room is
 connected; the hubs' own "lab.done" path and the presenter's button find it stored.
 """

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from teachlab.identity import client_address
+from teachlab.core.identity import client_address
 from teachlab.workshop import (
     content,
     fragments,

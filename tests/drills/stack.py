@@ -1,6 +1,6 @@
 """A stack of real processes the drills own and may break: a private redis-server (the lab's
 Redis: channel layer, redis-short's broker, the runs' logs), two redis-short workers and the lab
-monitor (recorder, settling, worker list) under teachlab.devstack's restart loop, and a daphne
+monitor (recorder, settling, worker list) under teachlab.core.devstack's restart loop, and a daphne
 server on a port of the drills' own, all against the session's live database.
 
 Nothing here is shared with tests/lab's session workers: a drill can kill any of it.
@@ -53,8 +53,8 @@ class DrillStack:
         self.logs.mkdir(exist_ok=True)
 
     def start(self) -> DrillStack:
-        from teachlab.devstack import Child, supervise
-        from teachlab.lab.lanes import lane_get, worker_argv, worker_name
+        from teachlab.core.devstack import Child, supervise
+        from teachlab.lab.runs.lanes import lane_get, worker_argv, worker_name
 
         self.redis.start()
         stack.manage("migrate", "--noinput", "-v", "0")

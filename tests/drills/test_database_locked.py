@@ -3,7 +3,7 @@ exclusive transaction; PostgreSQL under DATABASE_URL: LOCK TABLE ... ACCESS EXCL
 review table, so a quiz answer's first insert succeeds and its second waits).
 
 Checked: a write that cannot get its lock within TEACHLAB_DB_LOCK_TIMEOUT answers 503 with a
-message and Retry-After (teachlab/dbbusy.py), as HTML or as JSON; nothing of it is stored,
+message and Retry-After (teachlab/core/dbbusy.py), as HTML or as JSON; nothing of it is stored,
 not even the half that got in; the same answer sent again once the lock is gone is stored once.
 """
 

@@ -1,5 +1,5 @@
 """Drill: the RabbitMQ under the `rabbit-quorum` lane stops and starts again, with a server, a
-worker of that lane (under teachlab.devstack's restart loop) and the monitor running.
+worker of that lane (under teachlab.core.devstack's restart loop) and the monitor running.
 
 A node of the drill's own (tests/drills/rabbit.py), never the system RabbitMQ. Checked: while
 it is stopped the lab page shows the lane unavailable (to a visitor without the broker's address),
@@ -46,8 +46,8 @@ def rabbit():
 @pytest.fixture(scope="module")
 def rabbit_side(drill_stack, rabbit):
     """A server and one worker of the lane that reach the drill's RabbitMQ."""
-    from teachlab.devstack import Child
-    from teachlab.lab.lanes import lane_get, worker_argv, worker_name
+    from teachlab.core.devstack import Child
+    from teachlab.lab.runs.lanes import lane_get, worker_argv, worker_name
 
     env = {**drill_stack.env, "TEACHLAB_RABBIT_URL": rabbit.url}
     lane = lane_get(LANE)

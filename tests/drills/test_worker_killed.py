@@ -1,5 +1,5 @@
 """Drill: a lab worker holding countdowns is SIGKILLed from outside the lab (as `kill -9` or
-the OOM killer would; not the lab's crash button), under teachlab.devstack's restart loop.
+the OOM killer would; not the lab's crash button), under teachlab.core.devstack's restart loop.
 
 Lost: nothing the app could keep. The dead worker's copies stay in kombu's `unacked` hash
 until the visibility timeout, then the broker hands them out again; the receipts stored before

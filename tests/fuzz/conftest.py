@@ -20,7 +20,7 @@ import pytest
 from django.template import Template
 from django.test.utils import _TestState
 
-from teachlab.lab.store import app_redis
+from teachlab.lab.runs.store import app_redis
 from tests.fuzz.world import INPUTS_SENT, WriteWatch
 
 FUZZ_REDIS_DB = 12  # none of settings.REDIS_DB_* nor a lane's database (lanes.py) uses it

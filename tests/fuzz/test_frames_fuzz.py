@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from teachlab.socketnames import CLOSE_ENDED, CLOSE_REFUSED
+from teachlab.core.socketnames import CLOSE_ENDED, CLOSE_REFUSED
 from teachlab.workshop.consumers import ParticipantSocket, PresenterSocket
 from teachlab.workshop.models import Room, Seat
 from teachlab.workshop.rooms import seat_cookie_name

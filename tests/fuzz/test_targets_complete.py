@@ -9,8 +9,8 @@ import re
 
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from teachlab import health
-from teachlab.lab.consumers import RunConsumer
+from teachlab.core import health
+from teachlab.lab.live.consumers import RunConsumer
 from teachlab.workshop import frames
 from tests.fuzz.targets import EXEMPT, FRAMES, HTTP, PAGES
 

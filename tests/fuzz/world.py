@@ -25,7 +25,7 @@ from django.utils import timezone
 from lessons.catalog import all_questions
 from teachlab.lab.experiments.catalog import experiments_load
 from teachlab.lab.experiments.models import Attempt
-from teachlab.lab.store import app_redis
+from teachlab.lab.runs.store import app_redis
 from teachlab.workshop import content, plans, rooms, rounds, votes
 from teachlab.workshop.models import SharedRun
 from tests.lab.test_consumer import _finished_run
@@ -91,7 +91,7 @@ def _fingerprint_sql() -> str:
 
 FINGERPRINT_SQL = _fingerprint_sql()
 COUNTED_ELSEWHERE = ("lab:workers",)
-RUN_QUOTAS = "teachlab-limits:lab-runs*"  # teachlab/ratelimits.py's moving windows
+RUN_QUOTAS = "teachlab-limits:lab-runs*"  # teachlab/core/ratelimits.py's moving windows
 
 
 class WriteWatch:

@@ -49,7 +49,7 @@ def lab_stack():
     """Migrated live database, a RabbitMQ vhost, and supervised workers for every lane."""
     from django.conf import settings
 
-    from teachlab.lab.lanes import lanes
+    from teachlab.lab.runs.lanes import lanes
 
     manage("migrate", "--noinput", "-v", "0")
     rabbit = RabbitVhost().create()
@@ -119,7 +119,7 @@ def fired_runs(lab_stack):
 
 def _watch_broker(snapshots: list[dict], stop: threading.Event) -> None:
     """What the broker panel would have shown of redis-short during the runs."""
-    from teachlab.lab.broker import BrokerWatcher
+    from teachlab.lab.eventlog.broker import BrokerWatcher
 
     watcher = BrokerWatcher("redis-short")
     while not stop.wait(0.25):

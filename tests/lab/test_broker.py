@@ -2,7 +2,7 @@
 
 import pytest
 
-from teachlab.lab.broker import run_tag
+from teachlab.lab.eventlog.broker import run_tag
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from teachlab.lab.eventlog.runstate import totals
 from teachlab.lab.experiments.charts import copies_histogram, receipts_over_time
 from teachlab.lab.experiments.checks import CheckResult, bound_value, check_evaluate, describe_bound
 from teachlab.lab.experiments.checks import _describe_values as describe_values
@@ -23,7 +24,6 @@ from teachlab.lab.experiments.metrics import (
     run_metric,
     task_metric,
 )
-from teachlab.lab.runstate import totals
 
 
 def _copy(task: str, received: float, started: float | None, *, worker="w1", redelivered=False):

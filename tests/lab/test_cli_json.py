@@ -69,7 +69,7 @@ def test_lab_workers_json_parses_with_no_workers_running():
 
 @pytest.mark.django_db(transaction=True)
 def test_lab_tail_json_prints_the_runs_events_and_whether_it_settled():
-    from teachlab.lab.stream import done_append, entry_append, log_open
+    from teachlab.lab.eventlog.stream import done_append, entry_append, log_open
 
     run = Run.objects.create(
         learner=Learner.objects.create(),

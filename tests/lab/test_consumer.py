@@ -14,10 +14,10 @@ from django.contrib.sessions.backends.db import SessionStore
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from teachlab.asgi import application
+from teachlab.core.socketnames import PING, PONG
+from teachlab.lab.eventlog.stream import entry_append
 from teachlab.lab.models import Run, RunEvent
-from teachlab.lab.store import app_redis
-from teachlab.lab.stream import entry_append
-from teachlab.socketnames import PING, PONG
+from teachlab.lab.runs.store import app_redis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -307,8 +307,8 @@ async def test_a_resync_redraws_the_run_but_not_again_within_a_few_seconds():
 def test_a_socket_whose_database_is_busy_closes_to_be_retried_not_crashed(monkeypatch):
     from django.db import OperationalError
 
-    from teachlab.dbasync import CLOSE_TRY_AGAIN
-    from teachlab.lab import reading
+    from teachlab.core.dbasync import CLOSE_TRY_AGAIN
+    from teachlab.lab.runs import reading
 
     learner, key = _learner_with_session()
     run = _finished_run(learner, receipts=2)
@@ -340,7 +340,7 @@ def test_run_and_room_sockets_open_no_channel_of_their_own_in_redis():
     consumer is on the in-process layer their alias names, so nothing subscribes in Redis."""
     from channels.layers import InMemoryChannelLayer, get_channel_layer
 
-    from teachlab.lab.consumers import RunConsumer
+    from teachlab.lab.live.consumers import RunConsumer
     from teachlab.workshop.consumers import RoomSocket
 
     assert not isinstance(get_channel_layer(), InMemoryChannelLayer)  # the hubs' layer: Redis

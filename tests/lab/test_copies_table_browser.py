@@ -1,6 +1,6 @@
 """The copies table reads whole: at 1366 px no header and no "executed at …" is cut short, and
 a phone keeps the Redelivered column (under a short heading) without scrolling sideways
-(issue 29). The table is the run page's own (teachlab/lab/run_html.py, which
+(issue 29). The table is the run page's own (teachlab/lab/live/run_html.py, which
 tests/lab/test_run_html.py holds equal to the template) in the run page's grid, drawn by the
 site's CSS on a served page; no broker is needed to lay it out."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from teachlab.lab.fragments import Copy
-from teachlab.lab.run_html import receipts_table
+from teachlab.lab.live.fragments import Copy
+from teachlab.lab.live.run_html import receipts_table
 
 pytestmark = pytest.mark.browser
 

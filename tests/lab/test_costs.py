@@ -1,4 +1,4 @@
-"""The cost model (teachlab/lab/costs.py): its arithmetic on the lab's own lanes, and the
+"""The cost model (teachlab/lab/runs/costs.py): its arithmetic on the lab's own lanes, and the
 budgets run_fire refuses by it (per run, per person per hour, per lane at once), with a
 message and nothing published."""
 
@@ -8,12 +8,12 @@ import pytest
 import redis
 
 from lessons.models import Learner
-from teachlab.lab.costs import BYTES_PER_HELD_DELIVERY, copies, run_cost
-from teachlab.lab.errors import LabError, LabLimitError
-from teachlab.lab.firing import run_fire
-from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
-from teachlab.lab.params import RunParams
+from teachlab.lab.runs.costs import BYTES_PER_HELD_DELIVERY, copies, run_cost
+from teachlab.lab.runs.errors import LabError, LabLimitError
+from teachlab.lab.runs.firing import run_fire
+from teachlab.lab.runs.lanes import lane_get
+from teachlab.lab.runs.params import RunParams
 
 pytestmark = pytest.mark.django_db
 
@@ -205,9 +205,9 @@ def test_a_finished_run_no_longer_takes_room_on_the_lane(settings):
 def test_a_run_refused_for_another_reason_spends_none_of_the_hourly_budget(
     settings, lane, params, says
 ):
-    from teachlab import ratelimits
-    from teachlab.lab.lanes import _status_cache
-    from teachlab.lab.limits import DELIVERY_UNIT
+    from teachlab.core import ratelimits
+    from teachlab.lab.runs.lanes import _status_cache
+    from teachlab.lab.runs.limits import DELIVERY_UNIT
 
     settings.LAB_DELIVERIES_PER_HOUR = 100
     settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"  # no broker there

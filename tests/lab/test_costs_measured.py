@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from teachlab.lab.costs import run_cost
-from teachlab.lab.lanes import lane_get
-from teachlab.lab.params import RunParams
+from teachlab.lab.runs.costs import run_cost
+from teachlab.lab.runs.lanes import lane_get
+from teachlab.lab.runs.params import RunParams
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

@@ -11,11 +11,10 @@ import uuid
 import pytest
 from django.conf import settings
 
-from teachlab.lab import reseed, stream
-from teachlab.lab.labevent import counts_parse, seq_of
-from teachlab.lab.runstate import totals
-from teachlab.lab.store import app_redis
-from teachlab.lab.stream import (
+from teachlab.lab.eventlog import reseed, stream
+from teachlab.lab.eventlog.labevent import counts_parse, seq_of
+from teachlab.lab.eventlog.runstate import totals
+from teachlab.lab.eventlog.stream import (
     ACTIVE,
     KEY_TTL,
     done_append,
@@ -25,7 +24,8 @@ from teachlab.lab.stream import (
     stream_key,
     stream_read,
 )
-from teachlab.lab.wire import WireUnsupported
+from teachlab.lab.runs.store import app_redis
+from teachlab.lab.worker.wire import WireUnsupported
 
 
 def _append(run: str, kind: str, task: str, known_copy: int = 0, **fields) -> tuple[int, int]:

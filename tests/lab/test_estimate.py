@@ -10,8 +10,8 @@ from django.test import Client
 
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
-from teachlab.lab.costs import BYTES_PER_HELD_DELIVERY
 from teachlab.lab.models import Run
+from teachlab.lab.runs.costs import BYTES_PER_HELD_DELIVERY
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from teachlab.lab.labevent import DONE
-from teachlab.lab.stream import stream_read
+from teachlab.lab.eventlog.labevent import DONE
+from teachlab.lab.eventlog.stream import stream_read
 from tests.lab.conftest import run_id_from
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]

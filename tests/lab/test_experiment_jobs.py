@@ -75,7 +75,7 @@ def test_an_attempt_finishes_in_the_jobs_worker_after_its_web_process_is_gone(la
     assert row["worker"].endswith(f" pid {jobs_pid}"), row["worker"]
     assert jobs_pid not in {os.getpid(), first.proc.pid, second.proc.pid}
     # The jobs worker is the site's, not a lab worker: never in the lab's registry or controls.
-    from teachlab.lab.workers import workers_list
+    from teachlab.lab.worker.workers import workers_list
 
     assert not [w["name"] for w in workers_list() if w["name"].startswith("jobs")]
 

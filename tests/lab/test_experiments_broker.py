@@ -37,7 +37,7 @@ def experiment_results(lab_stack) -> dict[str, dict]:
     """Run the experiments once, the way CI and a developer would: through the command, with
     the lab's session workers (tests/lab/conftest.py) for every lane."""
     from teachlab.lab.experiments.catalog import experiments_load
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.lanes import lane_get
 
     chosen = _chosen()
     lanes = {lane for e in experiments_load() if e.slug in chosen for lane in e.lanes}
@@ -110,7 +110,7 @@ def test_the_whole_set_runs_within_the_ci_budget(experiment_results):
 
 
 def _server_version(lane) -> str:
-    """Asked of the broker here, not through teachlab.lab.versions."""
+    """Asked of the broker here, not through teachlab.lab.worker.versions."""
     if lane.is_redis:
         import redis
 
@@ -137,7 +137,7 @@ def _server_version(lane) -> str:
 def test_every_run_records_the_versions_its_lane_ran_on(experiment_results):
     from importlib.metadata import version
 
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.lanes import lane_get
 
     libraries = {
         "celery": version("celery"),
@@ -209,8 +209,8 @@ def _stored_events(run_id: str) -> list[dict]:
 
 def _body_ran(run_id: str) -> dict[int, int]:
     """The body's own count of executions per task index."""
-    from teachlab.lab.store import app_redis
-    from teachlab.lab.tasks import executions_key
+    from teachlab.lab.runs.store import app_redis
+    from teachlab.lab.worker.tasks import executions_key
 
     return {int(i): int(n) for i, n in app_redis().hgetall(executions_key(run_id)).items()}
 

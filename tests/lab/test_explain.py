@@ -14,10 +14,10 @@ from django.test import Client
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
 from teachlab.lab.experiments.until import until_text
-from teachlab.lab.fragments import render_batch_html
+from teachlab.lab.live.fragments import render_batch_html
+from teachlab.lab.live.panels import holders_html, holders_rows
 from teachlab.lab.models import Run, RunEvent
-from teachlab.lab.panels import holders_html, holders_rows
-from teachlab.lab.reading import run_events, run_summary
+from teachlab.lab.runs.reading import run_events, run_summary
 
 pytestmark = pytest.mark.django_db
 
@@ -188,7 +188,7 @@ def test_amplification_waits_for_the_end_of_the_run_and_copies_show_when_they_ra
     assert "after the run" in live and "×" not in _text(live).split("Amplification")[1][:20]
     assert "executed at 25.00 s" in _text(live)
     # A body that started in an earlier batch still shows its start time when it ends.
-    from teachlab.lab.fragments import picture_from
+    from teachlab.lab.live.fragments import picture_from
 
     picture = picture_from(events)
     finished = [e for e in events if e["kind"] == "finished"]

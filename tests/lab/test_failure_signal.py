@@ -13,24 +13,24 @@ from billiard.exceptions import WorkerLostError
 from celery import Celery
 
 from lessons.models import Learner
-from teachlab.lab import events
+from teachlab.lab.eventlog.recorder import Recorder
+from teachlab.lab.eventlog.stream import log_open, stream_read
 from teachlab.lab.experiments.metrics import task_metric
 from teachlab.lab.experiments.observe import observation_for_run
 from teachlab.lab.models import Kind, Run
-from teachlab.lab.recorder import Recorder
-from teachlab.lab.stream import log_open, stream_read
-from teachlab.lab.tasks import TASK_LATE
+from teachlab.lab.worker import events
+from teachlab.lab.worker.tasks import TASK_LATE
 
 
 @pytest.fixture
 def lab_signals():
-    """teachlab.lab.signals, imported here and not at the top: importing it connects the lab's
+    """teachlab.lab.worker.signals, imported here and not at the top: importing it connects the lab's
     handlers to Celery's global signals for the rest of the process. At the top, collection did
     that in every xdist worker, and a worker that ran an in-process lab task but not this
     module's tests (tests/lab/test_guard_work.py) recorded real events. Disconnected after."""
     from celery import signals as celery_signals
 
-    from teachlab.lab import signals
+    from teachlab.lab.worker import signals
 
     yield signals
     for signal in vars(celery_signals).values():

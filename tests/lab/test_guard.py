@@ -2,7 +2,7 @@
 
 import uuid
 
-from teachlab.lab import guard
+from teachlab.lab.worker import guard
 
 
 def _key() -> str:
@@ -35,7 +35,7 @@ def test_a_copy_that_does_not_hold_the_key_cannot_release_it():
 
 
 def test_the_claim_expires_so_a_lost_worker_cannot_block_the_work_forever():
-    from teachlab.lab.store import app_redis
+    from teachlab.lab.runs.store import app_redis
 
     key = _key()
     assert guard.guard_claim(key=key, holder="owner", ttl=30)
@@ -43,7 +43,7 @@ def test_the_claim_expires_so_a_lost_worker_cannot_block_the_work_forever():
 
 
 def test_a_claim_lasts_its_ttl_and_never_less_than_a_second():
-    from teachlab.lab.store import app_redis
+    from teachlab.lab.runs.store import app_redis
 
     for ttl, expected in [(0, 1), (1, 1), (7, 7)]:
         key = _key()
@@ -52,7 +52,7 @@ def test_a_claim_lasts_its_ttl_and_never_less_than_a_second():
 
 
 def test_the_failure_count_rises_per_run_of_the_body_and_is_kept_for_a_day():
-    from teachlab.lab.store import app_redis
+    from teachlab.lab.runs.store import app_redis
 
     run = uuid.uuid4().hex
     assert [guard.failure_count(run_id=run, index=2) for _ in range(3)] == [1, 2, 3]

@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from teachlab.lab import events
-from teachlab.lab.celery_app import lane_app
-from teachlab.lab.tasks import SUPPRESSED, TASK_EARLY, LabBodyFailed
+from teachlab.lab.worker import events
+from teachlab.lab.worker.celery_app import lane_app
+from teachlab.lab.worker.tasks import SUPPRESSED, TASK_EARLY, LabBodyFailed
 
 
 @pytest.fixture

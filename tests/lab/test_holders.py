@@ -10,11 +10,11 @@ import time
 import psutil
 import pytest
 
-from teachlab.lab import events
-from teachlab.lab.heartbeat import _write
-from teachlab.lab.panels import holders_html, holders_rows
-from teachlab.lab.store import app_redis
-from teachlab.lab.workers import REGISTRY, workers_list
+from teachlab.lab.live.panels import holders_html, holders_rows
+from teachlab.lab.runs.store import app_redis
+from teachlab.lab.worker import events
+from teachlab.lab.worker.heartbeat import _write
+from teachlab.lab.worker.workers import REGISTRY, workers_list
 
 NAME = "holders-test-1"
 LANE = "holders-test"

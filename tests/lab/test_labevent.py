@@ -1,4 +1,4 @@
-"""A lab event is described once (teachlab/lab/labevent.py, FIELDS) and built only by its
+"""A lab event is described once (teachlab/lab/eventlog/labevent.py, FIELDS) and built only by its
 codec: a field added there alone goes from the worker's signal through the run's log and the
 recorder to the run page, the stored history and `lab tail --json`."""
 
@@ -13,13 +13,21 @@ import pytest
 from django.core.management import call_command
 
 from lessons.models import Learner
-from teachlab.lab import events, labevent
-from teachlab.lab.fragments import render_batch_html
-from teachlab.lab.labevent import DONE, Field, LabEvent, entry_decode, entry_fields, row_decode
+from teachlab.lab.eventlog import labevent
+from teachlab.lab.eventlog.labevent import (
+    DONE,
+    Field,
+    LabEvent,
+    entry_decode,
+    entry_fields,
+    row_decode,
+)
+from teachlab.lab.eventlog.recorder import Recorder
+from teachlab.lab.eventlog.stream import done_append, log_open, stream_read
+from teachlab.lab.live.fragments import render_batch_html
 from teachlab.lab.models import Kind, Run, RunEvent
-from teachlab.lab.reading import run_events
-from teachlab.lab.recorder import Recorder
-from teachlab.lab.stream import done_append, log_open, stream_read
+from teachlab.lab.runs.reading import run_events
+from teachlab.lab.worker import events
 from tests.lab.test_views import _client_for
 
 # A field only this test knows: the worker takes it from the task's keyword arguments, and the

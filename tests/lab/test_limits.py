@@ -3,12 +3,12 @@
 import pytest
 
 from lessons.models import Learner
-from teachlab.lab import limits
-from teachlab.lab.errors import LabInputError, LabLimitError, LaneUnavailable
-from teachlab.lab.firing import run_fire
 from teachlab.lab.models import Run
-from teachlab.lab.params import RunParams, params_limits_check, params_parse
-from teachlab.lab.reading import run_for_learner
+from teachlab.lab.runs import limits
+from teachlab.lab.runs.errors import LabInputError, LabLimitError, LaneUnavailable
+from teachlab.lab.runs.firing import run_fire
+from teachlab.lab.runs.params import RunParams, params_limits_check, params_parse
+from teachlab.lab.runs.reading import run_for_learner
 
 pytestmark = pytest.mark.django_db
 
@@ -119,8 +119,8 @@ def test_a_broker_that_goes_away_while_publishing_leaves_a_failed_run_that_says_
 ):
     """The broker answered the check, then vanished (here: the check is made to pass, the
     address answers nothing) - the run is kept as failed with how many tasks went out."""
-    from teachlab.lab import firing
-    from teachlab.lab.lanes import LaneStatus, lane_get
+    from teachlab.lab.runs import firing
+    from teachlab.lab.runs.lanes import LaneStatus, lane_get
 
     settings.LAB_EXTRA_LANES = [
         {"name": "redis-vanishing", "broker": "redis", "url": "redis://127.0.0.1:1/1"}

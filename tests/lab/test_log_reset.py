@@ -11,11 +11,11 @@ import time
 import pytest
 
 from lessons.models import Learner
-from teachlab.lab.labevent import LabEvent
+from teachlab.lab.eventlog.labevent import LabEvent
+from teachlab.lab.eventlog.recorder import events_store
+from teachlab.lab.eventlog.stream import entry_append, log_open, reset_key, stream_key, stream_read
 from teachlab.lab.models import Run
-from teachlab.lab.recorder import events_store
-from teachlab.lab.store import app_redis
-from teachlab.lab.stream import entry_append, log_open, reset_key, stream_key, stream_read
+from teachlab.lab.runs.store import app_redis
 
 pytestmark = pytest.mark.django_db
 

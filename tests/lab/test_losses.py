@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from teachlab.lab.labevent import LabEvent
-from teachlab.lab.losses import worker_losses
-from teachlab.lab.runstate import RunState
+from teachlab.lab.eventlog.labevent import LabEvent
+from teachlab.lab.eventlog.runstate import RunState
+from teachlab.lab.live.losses import worker_losses
 
 
 def _event(kind: str, task: str, copy: int, worker: str = "w1@h", at: float = 100.0):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from teachlab.devstack import Child
+from teachlab.core.devstack import Child
 from teachlab.lab.experiments.catalog import experiment_get
 from teachlab.lab.matrix.processes import Supervised, lanes_exited, own_reason
 

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from teachlab.lab.firing import run_fire
-from teachlab.lab.heartbeat import memory_over
-from teachlab.lab.workers import memory_restarts, workers_list
+from teachlab.lab.runs.firing import run_fire
+from teachlab.lab.worker.heartbeat import memory_over
+from teachlab.lab.worker.workers import memory_restarts, workers_list
 from tests import stack
 from tests.support.redis_server import RedisServer
 
@@ -36,7 +36,7 @@ def own_redis(settings):
 
 
 def _worker(url: str, ceiling_mb: int) -> subprocess.Popen:
-    from teachlab.lab.lanes import lane_get, worker_argv
+    from teachlab.lab.runs.lanes import lane_get, worker_argv
 
     argv = worker_argv(lane_get("redis-short"), 1)
     argv[argv.index("--name") + 1] = NAME
@@ -109,8 +109,8 @@ def test_a_worker_over_its_ceiling_hands_back_its_deliveries_and_the_lab_says_so
 
 
 def test_prefork_lanes_also_replace_a_pool_child_past_the_ceiling(settings):
-    from teachlab.lab.celery_app import _configure
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.lanes import lane_get
+    from teachlab.lab.worker.celery_app import _configure
 
     settings.LAB_WORKER_MAX_MEMORY_MB = 768
     from celery import Celery

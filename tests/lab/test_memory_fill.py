@@ -1,5 +1,5 @@
 """The memory steps of noeviction-loses-popped on the session's own noeviction Redis
-(tests/stack.py starts it with teachlab.lab.lanetable.NOEVICTION_SERVER_ARGS): filling leaves the
+(tests/stack.py starts it with teachlab.lab.runs.lanetable.NOEVICTION_SERVER_ARGS): filling leaves the
 server refusing writes but still serving BRPOP, freeing lets it take writes again, and a lane
 on the shared broker is never filled."""
 
@@ -10,7 +10,6 @@ import json
 import pytest
 import redis
 
-from teachlab.lab.errors import LabError
 from teachlab.lab.experiments.memory import (
     memory_fill,
     memory_free,
@@ -19,7 +18,8 @@ from teachlab.lab.experiments.memory import (
 )
 from teachlab.lab.experiments.metrics import run_metric
 from teachlab.lab.experiments.observe import observation_from_events
-from teachlab.lab.lanes import lane_get
+from teachlab.lab.runs.errors import LabError
+from teachlab.lab.runs.lanes import lane_get
 
 LANE = "noeviction-memory-test"
 

@@ -96,9 +96,9 @@ def _stored(run_id: str) -> dict:
 
 def _stream_entries(run_id: str) -> dict[int, str]:
     """seq -> kind of every event entry in the run's log (the done marker excluded)."""
-    from teachlab.lab.labevent import DONE, seq_of
-    from teachlab.lab.store import app_redis
-    from teachlab.lab.stream import stream_key
+    from teachlab.lab.eventlog.labevent import DONE, seq_of
+    from teachlab.lab.eventlog.stream import stream_key
+    from teachlab.lab.runs.store import app_redis
 
     entries = app_redis().xrange(stream_key(run_id))
     return {
@@ -153,7 +153,7 @@ def _assert_every_delivery_stored_once(stored: dict, delivered: Counter) -> None
 
 
 def test_a_worker_sigkilled_mid_burst_loses_no_delivery_from_the_stored_history(lab_stack):
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.lanes import lane_get
 
     lane = lane_get("redis-short")
     with DeliveryCounter(lane.broker_url) as counter:
@@ -172,7 +172,7 @@ def test_a_worker_sigkilled_mid_burst_loses_no_delivery_from_the_stored_history(
 
 
 def test_the_recorder_killed_and_restarted_mid_burst_stores_everything_once(lab_stack):
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.lanes import lane_get
 
     lane = lane_get("redis-short")
     before = lab_stack.workers.restarts[RECORDER]

@@ -13,9 +13,9 @@ from django.urls import reverse
 
 from lessons.learners import SESSION_KEY
 from lessons.models import Learner
-from teachlab.lab.errors import LabInputError, LabLimitError
 from teachlab.lab.models import Run
-from teachlab.lab.params import PARAMS, RunParams, params_limits_check, params_parse
+from teachlab.lab.runs.errors import LabInputError, LabLimitError
+from teachlab.lab.runs.params import PARAMS, RunParams, params_limits_check, params_parse
 from teachlab.workshop import rooms
 
 pytestmark = pytest.mark.django_db

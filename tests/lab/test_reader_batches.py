@@ -1,4 +1,4 @@
-"""The run's reader (teachlab/lab/reader.py) draws run-page HTML only when a run page watches:
+"""The run's reader (teachlab/lab/live/reader.py) draws run-page HTML only when a run page watches:
 a run watched only by workshop rooms costs no rendering, and a page that joins later and needs
 those batches gets a full redraw instead of frames that were never drawn."""
 
@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from teachlab.lab.fragments import Picture
-from teachlab.lab.reader import RunReader
+from teachlab.lab.live.fragments import Picture
+from teachlab.lab.live.reader import RunReader
 from tests.support.loops import on_a_loop_of_its_own
 
 pytestmark = pytest.mark.django_db
@@ -83,7 +83,7 @@ def test_a_run_quiet_for_longer_than_the_redis_clients_timeout_is_not_reported_a
     answer" banner each time."""
     import asyncio
 
-    from teachlab.lab.reader import reader_join, reader_leave
+    from teachlab.lab.live.reader import reader_join, reader_leave
 
     async def scenario() -> list[bool]:
         page = StatusWatcher()
@@ -112,10 +112,10 @@ def test_fifty_pages_joining_while_the_log_grows_share_one_redraw_and_miss_nothi
     off the event loop, and each page ends with every receipt row exactly once."""
     import re
 
-    from teachlab.lab import fragments
-    from teachlab.lab.reader import reader_join, reader_leave
-    from teachlab.lab.store import app_redis
-    from teachlab.lab.stream import stream_key
+    from teachlab.lab.eventlog.stream import stream_key
+    from teachlab.lab.live import fragments
+    from teachlab.lab.live.reader import reader_join, reader_leave
+    from teachlab.lab.runs.store import app_redis
 
     run_id = "join-storm"
     key = stream_key(run_id)
@@ -187,10 +187,10 @@ def test_the_reader_gathers_only_at_a_bursts_start_not_while_batches_follow_each
     what piled up during the last one is the next batch, and waiting would only delay it."""
     import time
 
-    from teachlab.lab import reader as reader_module
-    from teachlab.lab.reader import reader_join, reader_leave
-    from teachlab.lab.store import app_redis
-    from teachlab.lab.stream import stream_key
+    from teachlab.lab.eventlog.stream import stream_key
+    from teachlab.lab.live import reader as reader_module
+    from teachlab.lab.live.reader import reader_join, reader_leave
+    from teachlab.lab.runs.store import app_redis
 
     monkeypatch.setattr(reader_module, "GATHER_SECONDS", 1.0)
     run_id = "gather-run"
@@ -232,10 +232,10 @@ def test_within_a_burst_frames_go_at_least_the_gap_apart_and_carry_every_event(m
     goes out in more, smaller frames (what the gap is there to prevent)."""
     import time
 
-    from teachlab.lab import reader as reader_module
-    from teachlab.lab.reader import reader_join, reader_leave
-    from teachlab.lab.store import app_redis
-    from teachlab.lab.stream import stream_key
+    from teachlab.lab.eventlog.stream import stream_key
+    from teachlab.lab.live import reader as reader_module
+    from teachlab.lab.live.reader import reader_join, reader_leave
+    from teachlab.lab.runs.store import app_redis
 
     monkeypatch.setattr(reader_module, "GATHER_SECONDS", 0.0)
     monkeypatch.setattr(reader_module, "MIN_GAP_SECONDS", gap)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from lessons.models import Learner
+from teachlab.lab.eventlog.runstate import totals
 from teachlab.lab.models import Run, RunEvent
-from teachlab.lab.reading import run_events, run_summary
-from teachlab.lab.runstate import totals
+from teachlab.lab.runs.reading import run_events, run_summary
 
 
 def test_counters_from_raw_tallies_keep_receipts_executions_and_duplicates_apart():

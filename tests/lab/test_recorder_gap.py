@@ -1,4 +1,4 @@
-"""The recorder's pace during a burst (teachlab/lab/recorder.py, GAP_SECONDS): reads that find
+"""The recorder's pace during a burst (teachlab/lab/eventlog/recorder.py, GAP_SECONDS): reads that find
 entries are at least the gap apart, so a burst is stored in a few big batches, and every entry
 is still stored exactly once. Real Redis (the tests' private one) and the test database."""
 
@@ -10,9 +10,9 @@ import time
 import pytest
 
 from lessons.models import Learner
+from teachlab.lab.eventlog.recorder import Recorder, recorder_loop
+from teachlab.lab.eventlog.stream import entry_append, log_open
 from teachlab.lab.models import Run
-from teachlab.lab.recorder import Recorder, recorder_loop
-from teachlab.lab.stream import entry_append, log_open
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

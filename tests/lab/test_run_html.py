@@ -1,4 +1,4 @@
-"""teachlab/lab/run_html.py builds the run page's live pieces as strings: each must be the
+"""teachlab/lab/live/run_html.py builds the run page's live pieces as strings: each must be the
 same HTML, byte for byte, as the templates/lab/run.html partial the full page renders, for
 any event the log can hold (odd task ids and worker names, missing times, no timeout)."""
 
@@ -12,8 +12,8 @@ from django.template.loader import render_to_string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from teachlab.lab import run_html
-from teachlab.lab.fragments import TEMPLATE, Copy, Picture, render_batch_html
+from teachlab.lab.live import run_html
+from teachlab.lab.live.fragments import TEMPLATE, Copy, Picture, render_batch_html
 from teachlab.lab.models import RunEvent
 
 KINDS = [k.value for k in RunEvent.Kind]
@@ -41,7 +41,7 @@ COUNTS = st.one_of(
 
 @st.composite
 def events(draw) -> dict[str, Any]:
-    """An event dict as teachlab.lab.stream.entry_event gives it, and some it never gives."""
+    """An event dict as teachlab.lab.eventlog.stream.entry_event gives it, and some it never gives."""
     started = draw(st.sampled_from([1000.0, 1733300000.25]))
     at = draw(TIMES)
     return {

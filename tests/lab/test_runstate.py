@@ -1,4 +1,4 @@
-"""One run state (teachlab/lab/runstate.py): one definition of duplicates, and the same counts
+"""One run state (teachlab/lab/eventlog/runstate.py): one definition of duplicates, and the same counts
 on the run page, in the stored history, in the CLI's JSON and in the experiment checks."""
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import pytest
 from django.core.management import call_command
 
 from lessons.models import Learner
-from teachlab.lab import events
+from teachlab.lab.eventlog.labevent import DONE, LabEvent
+from teachlab.lab.eventlog.recorder import Recorder
+from teachlab.lab.eventlog.runstate import RunState, totals
+from teachlab.lab.eventlog.settle import copies_pending, run_is_done
+from teachlab.lab.eventlog.stream import done_append, log_open, stream_read
 from teachlab.lab.experiments.metrics import Event, Observation, run_metric, task_metric
 from teachlab.lab.experiments.observe import observation_for_run
-from teachlab.lab.labevent import DONE, LabEvent
 from teachlab.lab.models import Kind, Run
-from teachlab.lab.reading import run_events, run_summary
-from teachlab.lab.recorder import Recorder
-from teachlab.lab.runstate import RunState, totals
-from teachlab.lab.settle import copies_pending, run_is_done
-from teachlab.lab.stream import done_append, log_open, stream_read
+from teachlab.lab.runs.reading import run_events, run_summary
+from teachlab.lab.worker import events
 from teachlab.workshop.content import METRICS, observed_value
 from tests.lab.test_views import _client_for
 

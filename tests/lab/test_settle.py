@@ -1,4 +1,4 @@
-"""Settling (teachlab/lab/settle.py) decides the end of a run from its log, reduced by the same
+"""Settling (teachlab/lab/eventlog/settle.py) decides the end of a run from its log, reduced by the same
 RunState the live readers hold: a recorder that is behind does not keep the run open."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import time
 import pytest
 
 from lessons.models import Learner
-from teachlab.lab.labevent import DONE
+from teachlab.lab.eventlog.labevent import DONE
+from teachlab.lab.eventlog.recorder import Recorder
+from teachlab.lab.eventlog.settle import run_settle
+from teachlab.lab.eventlog.stream import log_open, stream_read
 from teachlab.lab.models import Kind, Run
-from teachlab.lab.reading import run_events, run_summary
-from teachlab.lab.recorder import Recorder
-from teachlab.lab.settle import run_settle
-from teachlab.lab.stream import log_open, stream_read
+from teachlab.lab.runs.reading import run_events, run_summary
 from tests.lab.test_runstate import _deliver
 
 

@@ -86,7 +86,7 @@ def test_an_unavailable_lane_says_why_and_how_to_get_its_broker(client, settings
 def test_every_lane_of_a_refusing_rabbitmq_costs_one_quick_probe_not_one_retry_each(settings):
     """Four lanes share the RabbitMQ URL; each probe used to sleep kombu's 2 s retry interval
     after the refusal, so the lab page took 8 s while RabbitMQ was down."""
-    from teachlab.lab.lanes import _status_cache, lane_status, lanes
+    from teachlab.lab.runs.lanes import _status_cache, lane_status, lanes
 
     settings.RABBIT_URL = "amqp://guest:guest@127.0.0.1:1//"
     _status_cache.clear()
@@ -329,8 +329,8 @@ def test_a_run_fired_with_no_worker_up_says_no_versions_were_reported(client, le
 
 
 def test_a_dying_child_is_refused_on_a_lane_without_pool_children(learner):
-    from teachlab.lab.errors import LabInputError
-    from teachlab.lab.firing import run_fire
+    from teachlab.lab.runs.errors import LabInputError
+    from teachlab.lab.runs.firing import run_fire
 
     with pytest.raises(LabInputError, match="runs the threads pool.*Use a prefork lane"):
         run_fire(learner=learner, lane="redis-short", params={"die": 1}, check_limits=False)

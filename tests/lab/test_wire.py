@@ -1,4 +1,4 @@
-"""The worker's direct Redis path (teachlab/lab/wire.py) against the private test Redis: replies
+"""The worker's direct Redis path (teachlab/lab/worker/wire.py) against the private test Redis: replies
 parsed as redis-py would, errors surfaced as redis-py's exceptions, a dead socket replaced."""
 
 import socket
@@ -7,9 +7,9 @@ import pytest
 import redis
 from django.conf import settings
 
-from teachlab.lab import wire
-from teachlab.lab.store import app_redis
-from teachlab.lab.stream import entry_append, log_open, stream_read
+from teachlab.lab.eventlog.stream import entry_append, log_open, stream_read
+from teachlab.lab.runs.store import app_redis
+from teachlab.lab.worker import wire
 from tests.stack import free_port
 
 

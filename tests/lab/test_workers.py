@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from teachlab.lab.workers import worker_crash, worker_shutdown, workers_list
+from teachlab.lab.worker.workers import worker_crash, worker_shutdown, workers_list
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

@@ -69,7 +69,7 @@ class LabWorkers:
     ) -> None:
         """`suffix` gives the workers names of their own ("redis-short-1-room"), so the lab's
         worker registry and controls never mistake them for the lab tests' workers."""
-        from teachlab.lab.lanes import lane_get, worker_argv, worker_name
+        from teachlab.lab.runs.lanes import lane_get, worker_argv, worker_name
 
         self.env = test_env(TEACHLAB_WORKER_LOGLEVEL="INFO", **(env or {}))
         self.specs: dict[str, list[str]] = {}
@@ -133,7 +133,7 @@ class LabWorkers:
             self.stopping.wait(0.3)
 
     def wait_alive(self, names: list[str], *, timeout: float = 60) -> None:
-        from teachlab.lab.workers import workers_list
+        from teachlab.lab.worker.workers import workers_list
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -169,7 +169,7 @@ def redis_short_workers(suffix: str) -> LabWorkers | None:
     """redis-short workers and a recorder for tests outside tests/lab (rooms, several web
     processes), not started yet; None when the lab tests' session workers are alive already
     (tests/lab ran first) and serve as well."""
-    from teachlab.lab.workers import workers_list
+    from teachlab.lab.worker.workers import workers_list
 
     if any(w["alive"] and w["lane"] == "redis-short" for w in workers_list()):
         return None

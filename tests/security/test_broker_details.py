@@ -8,15 +8,15 @@ from django.test import Client
 from django.urls import reverse
 
 from lessons.models import Learner
-from teachlab.lab import firing
-from teachlab.lab.errors import (
+from teachlab.lab.models import Run
+from teachlab.lab.runs import firing
+from teachlab.lab.runs.errors import (
     BROKER_NOT_ANSWERING,
     LabLimitError,
     LaneUnavailable,
     learner_text,
 )
-from teachlab.lab.lanes import LaneStatus, lane_get
-from teachlab.lab.models import Run
+from teachlab.lab.runs.lanes import LaneStatus, lane_get
 from tests.stack import free_port
 from tests.workshop.conftest import make_user
 

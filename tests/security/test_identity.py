@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from lessons.learners import NOBODY_KEY, SESSION_KEY
 from lessons.models import Learner
-from teachlab.identity import client_address, network_of
+from teachlab.core.identity import client_address, network_of
 from teachlab.lab.models import Run
 
 pytestmark = pytest.mark.django_db

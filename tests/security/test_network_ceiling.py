@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 NAT = "198.51.100.41"
 ELSEWHERE = "203.0.113.9"
 ONE = {"lane": "redis-short", "countdown": "0", "count": "1"}
-# 20 tasks waiting 25 s on a 10 s timeout: about three copies each (teachlab/lab/costs.py).
+# 20 tasks waiting 25 s on a 10 s timeout: about three copies each (teachlab/lab/runs/costs.py).
 HEAVY = {"lane": "redis-short", "countdown": "25", "count": "20"}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 
-from teachlab.socketframes import CLOSE_TOO_BIG
+from teachlab.core.socketframes import CLOSE_TOO_BIG
 from teachlab.workshop import rooms
 from tests.lab.test_consumer import _communicator, _finished_run, _learner_with_session
 from tests.workshop.conftest import asynctest, join_socket, presenter_socket

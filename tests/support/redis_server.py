@@ -48,7 +48,7 @@ class RedisServer:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> RedisServer:
-        from teachlab.devstack import redis_binary
+        from teachlab.core.devstack import redis_binary
 
         binary = redis_binary()
         if binary is None:

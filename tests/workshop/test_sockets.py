@@ -269,7 +269,7 @@ def _append(run_id: str, kind: str) -> int:
     """One event of task-1's first copy, appended to the run's log as a worker does."""
     import time
 
-    from teachlab.lab.stream import entry_append
+    from teachlab.lab.eventlog.stream import entry_append
 
     seq, _ = entry_append(
         run_id=run_id, kind=kind, task_id="task-1", known_copy=1 if kind != "received" else 0,
@@ -389,7 +389,7 @@ async def test_a_second_socket_of_the_same_seat_shares_its_frame_budget(
 async def test_a_handshake_does_not_wait_behind_other_sockets_database_work(room):
     """Channels runs every socket's database calls in one shared thread; at 300 clients the
     soak's handshakes, votes and guesses queued there for up to 15 s. Ours go to the loop's
-    thread pool (teachlab/dbasync.py): a join completes while that thread is busy."""
+    thread pool (teachlab/core/dbasync.py): a join completes while that thread is busy."""
     import asyncio
     import time
 

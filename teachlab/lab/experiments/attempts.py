@@ -32,12 +32,12 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from teachlab.dbthreads import connection_release
-from teachlab.lab.errors import learner_text
+from teachlab.core.dbthreads import connection_release
 from teachlab.lab.experiments.catalog import Experiment, experiment_get
 from teachlab.lab.experiments.models import Attempt
 from teachlab.lab.experiments.prediction import prediction_parse, timing_parse
 from teachlab.lab.experiments.runner import experiment_execute
+from teachlab.lab.runs.errors import learner_text
 
 log = logging.getLogger(__name__)
 GRACE = 120  # seconds beyond an experiment's planned length before a running attempt is stale

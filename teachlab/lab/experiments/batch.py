@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from teachlab.dbthreads import closes_connections, connection_release
+from teachlab.core.dbthreads import closes_connections, connection_release
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.runner import experiment_execute
-from teachlab.lab.lanes import lane_get
+from teachlab.lab.runs.lanes import lane_get
 
 
 def brokers_touched(experiment: Experiment) -> set[str]:

@@ -104,7 +104,7 @@ def lesson_claims(directory: Path | None = None) -> dict[str, set[str]]:
 def known_lanes() -> set[str] | None:
     """Lane names from the lab's table, or None while it is not importable."""
     try:
-        from teachlab.lab.lanes import lanes
+        from teachlab.lab.runs.lanes import lanes
     except ImportError:
         return None
     return {lane.name for lane in lanes()}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from teachlab.lab.lanes import lane_get
-from teachlab.lab.versions import broker_versions
+from teachlab.lab.runs.lanes import lane_get
+from teachlab.lab.worker.versions import broker_versions
 
 # check field -> the version it is compared with (`on_redis: ">=6.2"`, `on_kombu: "<5.7"`)
 CHECK_VERSION_KEYS = {"on_redis": "redis", "on_kombu": "kombu", "on_celery": "celery"}

@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 import uuid
 
-from teachlab.lab.celery_app import lane_app
-from teachlab.lab.errors import LaneUnavailable
-from teachlab.lab.firing import task_meta
-from teachlab.lab.lanes import lane_get, lane_status
+from teachlab.lab.eventlog.stream import log_open
 from teachlab.lab.models import Run
-from teachlab.lab.params import params_parse
-from teachlab.lab.stream import log_open
-from teachlab.lab.tasks import task_name
+from teachlab.lab.runs.errors import LaneUnavailable
+from teachlab.lab.runs.firing import task_meta
+from teachlab.lab.runs.lanes import lane_get, lane_status
+from teachlab.lab.runs.params import params_parse
+from teachlab.lab.worker.celery_app import lane_app
+from teachlab.lab.worker.tasks import task_name
 
 TICK = 0.2  # seconds between feeder ticks: a task goes out at most this late
 

@@ -12,8 +12,8 @@ import logging
 
 import redis
 
-from teachlab.lab.lanes import Lane, lane_get
 from teachlab.lab.models import Run
+from teachlab.lab.runs.lanes import Lane, lane_get
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ BINDING_PREFIX = "_kombu.binding."
 def bindings_evict(*, lane: str) -> list[str]:
     """Delete the lane's binding sets, as `allkeys-*` eviction may (they carry no TTL), and
     name them. Raises LabError when there were none: the step would show nothing."""
-    from teachlab.lab.errors import LabError
+    from teachlab.lab.runs.errors import LabError
 
     found = lane_get(lane)
     if not found.is_redis:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import redis
 
-from teachlab.lab.errors import LabError
 from teachlab.lab.experiments.leftover import message_task_id
-from teachlab.lab.lanes import Lane, lane_get
+from teachlab.lab.runs.errors import LabError
+from teachlab.lab.runs.lanes import Lane, lane_get
 
 FILLER = "lab:filler:"
 CHUNK = 256 * 1024  # bytes per filler value while far from the limit

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import ClassVar
 
+from teachlab.lab.eventlog.runstate import DUPLICATES_MEANING, RunState, TaskState
 from teachlab.lab.models import Kind
-from teachlab.lab.runstate import DUPLICATES_MEANING, RunState, TaskState
 
 # Event kinds as the lab records them (models.Kind); one event per delivery.
 RECEIVED, STARTED, FINISHED = Kind.RECEIVED, Kind.STARTED, Kind.FINISHED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from teachlab.lab.converters import lab_token
+from teachlab.lab.runs.converters import lab_token
 
 
 def new_attempt_id() -> str:

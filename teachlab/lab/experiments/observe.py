@@ -60,7 +60,7 @@ def observation_from_events(
 
 
 def observation_for_run(*, run, duration: float | None = None) -> Observation:
-    from teachlab.lab.reading import run_events
+    from teachlab.lab.runs.reading import run_events
 
     return observation_from_events(
         task_ids=list(run.task_ids),

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from teachlab.lab.errors import LabError
 from teachlab.lab.models import Run
+from teachlab.lab.runs.errors import LabError
 
 Progress = Callable[[str], None]
 

@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from django.db import close_old_connections
 
-from teachlab.dbthreads import connection_release
+from teachlab.core.dbthreads import connection_release
+from teachlab.lab.eventlog.settle import run_settle
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.charts import (
     MANY_TASKS,
@@ -32,9 +33,8 @@ from teachlab.lab.experiments.playing import ExperimentRun, Progress
 from teachlab.lab.experiments.prediction import choice_verdict, prediction_verdict
 from teachlab.lab.experiments.steps import run_steps
 from teachlab.lab.models import Run
-from teachlab.lab.run_versions import run_versions_fill
-from teachlab.lab.settle import run_settle
-from teachlab.lab.versions import versions_text
+from teachlab.lab.runs.run_versions import run_versions_fill
+from teachlab.lab.worker.versions import versions_text
 
 SUMMARY_METRICS = (
     "tasks",

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict
 
-from teachlab.lab.errors import LabInputError
 from teachlab.lab.experiments.needs import NEEDS_PACKAGES
 from teachlab.lab.experiments.schema_conditions import CheckModel, ConditionModel, version_range
 from teachlab.lab.experiments.schema_steps import steps_found
@@ -26,13 +25,14 @@ from teachlab.lab.experiments.schema_words import (
     rule,
     text,
 )
-from teachlab.lab.params import PARAMS as RUN_PARAMS
-from teachlab.lab.params import param_parse
+from teachlab.lab.runs.errors import LabInputError
+from teachlab.lab.runs.params import PARAMS as RUN_PARAMS
+from teachlab.lab.runs.params import param_parse
 
 TIERS = ("basics", "solid", "senior")
 PREDICTION_KINDS = ("number", "choice")
 
-# Run parameters, their types and ranges: the lab's one schema (teachlab/lab/params.py).
+# Run parameters, their types and ranges: the lab's one schema (teachlab/lab/runs/params.py).
 # A fixed ETA would be in the past by the next attempt, so experiments give countdowns.
 PARAMS = {name: p for name, p in RUN_PARAMS.items() if p.kind != "moment"}
 
@@ -97,7 +97,7 @@ class PredictionModel(ExperimentPart):
 
 
 class ParamsModel(ExperimentPart):
-    """Run parameters: their names, types and ranges are the lab's (teachlab/lab/params.py)."""
+    """Run parameters: their names, types and ranges are the lab's (teachlab/lab/runs/params.py)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

@@ -13,8 +13,7 @@ from collections.abc import Callable
 
 from django.db import connection
 
-from teachlab.dbthreads import connection_release
-from teachlab.lab.errors import LabError
+from teachlab.core.dbthreads import connection_release
 from teachlab.lab.experiments.feeder import TICK, feeder_run_create, feeder_tick
 from teachlab.lab.experiments.leftover import bindings_evict
 from teachlab.lab.experiments.memory import (
@@ -26,9 +25,10 @@ from teachlab.lab.experiments.memory import (
 from teachlab.lab.experiments.playing import ExperimentRun, StepFailed
 from teachlab.lab.experiments.targets import READY_WITHIN, lane_ready, target_worker, worker_act
 from teachlab.lab.experiments.until import until_text, until_wait
-from teachlab.lab.firing import run_fire
 from teachlab.lab.models import Run
-from teachlab.lab.workers import worker_pause, worker_resume
+from teachlab.lab.runs.errors import LabError
+from teachlab.lab.runs.firing import run_fire
+from teachlab.lab.worker.workers import worker_pause, worker_resume
 
 log = logging.getLogger(__name__)
 States = dict[str, ExperimentRun]

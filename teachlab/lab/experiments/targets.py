@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 
-from teachlab.dbthreads import connection_release
+from teachlab.core.dbthreads import connection_release
+from teachlab.lab.eventlog.settle import copies_pending
 from teachlab.lab.experiments.playing import ExperimentRun, StepFailed
-from teachlab.lab.lanes import lane_get
 from teachlab.lab.models import Run
-from teachlab.lab.settle import copies_pending
-from teachlab.lab.workers import (
+from teachlab.lab.runs.lanes import lane_get
+from teachlab.lab.worker.workers import (
     worker_control,
     worker_disconnect,
     worker_holding,

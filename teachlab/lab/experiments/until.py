@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from teachlab.dbthreads import connection_release
+from teachlab.core.dbthreads import connection_release
 from teachlab.lab.experiments.checks import check_evaluate
 from teachlab.lab.experiments.metrics import RUN_METRICS
 from teachlab.lab.experiments.observe import observation_for_run

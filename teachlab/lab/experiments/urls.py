@@ -1,6 +1,6 @@
 from django.urls import path
 
-import teachlab.lab.converters  # noqa: F401 - registers <token:...>
+import teachlab.lab.runs.converters  # noqa: F401 - registers <token:...>
 from teachlab.lab.experiments import views
 
 app_name = "experiments"

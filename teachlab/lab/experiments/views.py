@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
 from lessons.learners import learner_for_request
-from teachlab.identity import POOLED_MESSAGE, is_pooled
+from teachlab.core.identity import POOLED_MESSAGE, is_pooled
 from teachlab.lab.experiments.attempts import (
     AttemptRefused,
     attempt_for_learner,
@@ -22,10 +22,10 @@ from teachlab.lab.experiments.attempts import (
 from teachlab.lab.experiments.catalog import Experiment, experiment_get, experiments_load
 from teachlab.lab.experiments.charts import charts_for_run
 from teachlab.lab.experiments.models import Attempt
-from teachlab.lab.explain import COUNTERS
 from teachlab.lab.matrix.records import verified_rows
 from teachlab.lab.models import Run
-from teachlab.lab.workers import controls_allowed
+from teachlab.lab.runs.explain import COUNTERS
+from teachlab.lab.worker.workers import controls_allowed
 
 TEMPLATE = "lab/experiment.html"
 BLOCKED = (
@@ -193,9 +193,9 @@ def _timing_label(experiment: Experiment, value) -> str:
 
 def _live_context(run: Run) -> dict:
     """What the lab's live partials (templates/lab/run.html) need to draw and follow a run."""
-    from teachlab.lab import history
-    from teachlab.lab.fragments import picture_from
-    from teachlab.lab.reading import run_events, run_summary
+    from teachlab.lab.live.fragments import picture_from
+    from teachlab.lab.runs.reading import run_events, run_summary
+    from teachlab.lab.web import history
 
     live = run.status == "running"
     return {
@@ -215,8 +215,8 @@ def _live_context(run: Run) -> dict:
 
 
 def _lane_kind(name: str) -> str:
-    from teachlab.lab.errors import LabError
-    from teachlab.lab.lanes import lane_get
+    from teachlab.lab.runs.errors import LabError
+    from teachlab.lab.runs.lanes import lane_get
 
     try:
         return lane_get(name).kind
@@ -258,7 +258,7 @@ def attempt_status(request: HttpRequest, slug: str, attempt_id: str) -> HttpResp
 
 @require_GET
 def run_charts(request: HttpRequest, run_id: str) -> HttpResponse:
-    from teachlab.lab.reading import run_for_learner
+    from teachlab.lab.runs.reading import run_for_learner
 
     run = run_for_learner(run_id, learner_for_request(request))
     if run is None:

@@ -1,7 +1,7 @@
 """One worker virtualenv per Celery/kombu pair, made from the pair's lock file in locks/
 (written by locks.py).
 
-The lab's worker imports Django and the project (`teachlab.lab.celery_app` calls
+The lab's worker imports Django and the project (`teachlab.lab.worker.celery_app` calls
 django.setup()), so a lock holds the whole runtime with only the Celery stack changed. A
 virtualenv is built under var/matrix/ once and reused while its lock file is unchanged; pip's
 downloads are kept there too, so a rebuild needs no network.

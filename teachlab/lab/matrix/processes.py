@@ -13,11 +13,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from teachlab.devstack import Child
+from teachlab.core.devstack import Child
 from teachlab.lab.experiments.catalog import Experiment
-from teachlab.lab.lanes import lane_get, worker_name
 from teachlab.lab.matrix.envs import EnvFailed
-from teachlab.lab.workers import workers_list
+from teachlab.lab.runs.lanes import lane_get, worker_name
+from teachlab.lab.worker.workers import workers_list
 
 READY_WITHIN = 90.0  # seconds for a combination's workers to report in (first imports are slow)
 GIVE_UP_AFTER = 3  # restarts of one worker before its combination is judged unable to start
@@ -95,7 +95,15 @@ def lane_workers(*, python: Path, lanes: list[str], env: dict, logs: Path) -> Su
         lane = lane_get(name)
         for number in range(1, lane.workers + 1):
             worker = worker_name(lane, number)
-            argv = [str(python), "-m", "teachlab.lab.celery_app", "--lane", name, "--name", worker]
+            argv = [
+                str(python),
+                "-m",
+                "teachlab.lab.worker.celery_app",
+                "--lane",
+                name,
+                "--name",
+                worker,
+            ]
             children.append(Child(worker, argv, env, logs=logs))
             lane_of[worker] = name
     return Supervised(children, lane_of=lane_of).start()

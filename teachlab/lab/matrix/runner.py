@@ -23,8 +23,6 @@ from django.test import override_settings
 
 from teachlab.lab.experiments.catalog import Experiment
 from teachlab.lab.experiments.needs import needs_unmet
-from teachlab.lab.lanes import lane_get
-from teachlab.lab.lanetable import NOEVICTION_SERVER_ARGS
 from teachlab.lab.matrix.envs import EnvFailed, env_build, lock_pins, matrix_dir
 from teachlab.lab.matrix.processes import (
     READY_WITHIN,
@@ -37,6 +35,8 @@ from teachlab.lab.matrix.processes import (
 )
 from teachlab.lab.matrix.records import current_commit, experiment_digest
 from teachlab.lab.matrix.servers import PrivateRedis
+from teachlab.lab.runs.lanes import lane_get
+from teachlab.lab.runs.lanetable import NOEVICTION_SERVER_ARGS
 
 START_COST = 15.0  # seconds a combination takes to start, for the estimate
 

@@ -1,5 +1,5 @@
 """RunEvent.published_at gets a column of its own (it was kept in `data`), and `extra` holds
-the event fields that have none (teachlab/lab/labevent.py)."""
+the event fields that have none (teachlab/lab/eventlog/labevent.py)."""
 
 from django.db import migrations, models
 

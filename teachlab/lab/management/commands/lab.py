@@ -8,9 +8,9 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from teachlab.lab.errors import LabError
-from teachlab.lab.params import PARAMS
-from teachlab.measurements import Measurement, out_option_add
+from teachlab.core.measurements import Measurement, out_option_add
+from teachlab.lab.runs.errors import LabError
+from teachlab.lab.runs.params import PARAMS
 
 CLI_LEARNER_KEY = "cli"
 
@@ -74,10 +74,10 @@ class Command(BaseCommand):
     # --- run -------------------------------------------------------------------------------
 
     def handle_run(self, options):
-        from teachlab.lab.costs import run_estimate
-        from teachlab.lab.firing import run_fire
-        from teachlab.lab.lanes import lane_get
-        from teachlab.lab.reading import run_summary
+        from teachlab.lab.runs.costs import run_estimate
+        from teachlab.lab.runs.firing import run_fire
+        from teachlab.lab.runs.lanes import lane_get
+        from teachlab.lab.runs.reading import run_summary
 
         params = {name: options[name] for name in PARAMS}
         run = run_fire(
@@ -116,10 +116,10 @@ class Command(BaseCommand):
     def _follow(self, run, *, emit, receipts_only: bool, stop_at: float, settle: bool = True):
         """Hand the run's events from its log to `emit` as they come, until its end marker
         (True) or `stop_at` (False). Settles the run itself too, in case no monitor runs."""
-        from teachlab.lab.labevent import DONE
+        from teachlab.lab.eventlog.labevent import DONE
+        from teachlab.lab.eventlog.settle import run_settle
+        from teachlab.lab.eventlog.stream import stream_read
         from teachlab.lab.models import Kind
-        from teachlab.lab.settle import run_settle
-        from teachlab.lab.stream import stream_read
 
         last, next_settle = "0-0", 0.0
         while time.time() < stop_at:
@@ -184,8 +184,8 @@ class Command(BaseCommand):
     # --- workers ------------------------------------------------------------------------------
 
     def handle_workers(self, options):
-        from teachlab.lab.lanes import lane_status, lanes
-        from teachlab.lab.workers import workers_list
+        from teachlab.lab.runs.lanes import lane_status, lanes
+        from teachlab.lab.worker.workers import workers_list
 
         found = workers_list()
         report = []
@@ -250,13 +250,13 @@ class Command(BaseCommand):
     # --- monitor -------------------------------------------------------------------------------
 
     def handle_monitor(self, options):
-        from teachlab.lab.monitor import monitor_loop, monitor_process_setup
+        from teachlab.lab.eventlog.monitor import monitor_loop, monitor_process_setup
 
         monitor_process_setup()
         monitor_loop(interval=options["interval"])
 
     def handle_fidelity(self, options):
-        from teachlab.lab.fidelity import (
+        from teachlab.lab.runs.fidelity import (
             FIDELITY_GOAL,
             HANDLER_GOAL,
             fidelity_measure,
@@ -287,6 +287,6 @@ class Command(BaseCommand):
         self.stdout.write(f"ratio (lab / control amplification): {result['ratio']}\n")
 
     def handle_record(self, options):
-        from teachlab.lab.recorder import recorder_loop
+        from teachlab.lab.eventlog.recorder import recorder_loop
 
         recorder_loop()
