@@ -21,7 +21,7 @@ from tests.stack import test_env as stack_env
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Two short experiments on separate databases, so they overlap within a combination.
-SAMPLE = ["countdown-within-timeout", "retry-keeps-expires"]
+SAMPLE = ["prefork-child-killed-acks-late", "retry-keeps-expires"]
 
 
 def _matrix(celery: str, redis: str, verified) -> list[dict]:
