@@ -465,8 +465,10 @@ class Learner:
                 except TimeoutError:
                     break
                 self.tally.frames_received += 1
-                status_text = LIVE_STATUS.search(frame)
-                if status_text and not status_text.group(1).startswith(STILL_GOING):
+                # A redraw frame can carry two statuses ("Live: connected.", then "Run
+                # finished" for a run already over); the page keeps the last, so do we.
+                statuses = LIVE_STATUS.findall(frame)
+                if statuses and not statuses[-1].startswith(STILL_GOING):
                     self.tally.runs_watched_to_end += 1
                     return
         self.tally.error("run not finished within 60 s", match.group(1))
