@@ -106,7 +106,9 @@ async def test_owner_connects_and_gets_every_stored_receipt_then_live_ones():
     backlog = await ws.receive_from(timeout=5)
     # One row per delivery: three copies of the same task id, never folded.
     assert backlog.count('id="rc-task-a-') == 3
-    assert "Live: connected." in backlog
+    # The run is over, so its frame's one status says so (not "connected", then that).
+    assert backlog.count('id="live-status"') == 1
+    assert "Run finished" in backlog and "Live: connected." not in backlog
 
     assert await _append(run) == 4
     live = await ws.receive_from(timeout=5)

@@ -13,7 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from teachlab.lab.live import run_html
-from teachlab.lab.live.fragments import TEMPLATE, Copy, Picture, render_batch_html
+from teachlab.lab.live.fragments import (
+    TEMPLATE,
+    Copy,
+    Picture,
+    render_batch_html,
+    render_redraw_html,
+)
 from teachlab.lab.models import RunEvent
 
 KINDS = [k.value for k in RunEvent.Kind]
@@ -200,3 +206,14 @@ def test_an_empty_batch_draws_only_its_cursor():
     assert render_batch_html([], last="9-0") == (
         '<template id="live-cursor" data-last="9-0"></template>'
     )
+
+
+@pytest.mark.parametrize(
+    ("done", "expected"),
+    [(None, "Live: connected."), ({"status": "done", "tasks": 1}, "Run finished: every copy")],
+)
+def test_a_redraw_carries_one_status_and_a_finished_runs_says_it_finished(done, expected):
+    """A page that joins after the end reads the run's last word, not 'connected' then it."""
+    html = render_redraw_html(Picture(), counts=None, prediction=None, done=done, last="1-0")
+    assert html.count('id="live-status"') == 1
+    assert expected in html.split('id="live-status"', 1)[1]

@@ -367,8 +367,9 @@ def render_redraw_html(
     html = run_html.backlog(
         picture, counts=done or counts or {}, prediction=prediction, final=done is not None
     )
-    html += render_to_string(f"{TEMPLATE}#status", {"status_text": "Live: connected."})
-    if done is not None:
+    if done is None:  # a finished run's frame says only that it finished: one status
+        html += render_to_string(f"{TEMPLATE}#status", {"status_text": "Live: connected."})
+    else:
         html += render_done_html(done, events=events)
     return html + render_to_string(f"{TEMPLATE}#cursor", {"last": last})
 
