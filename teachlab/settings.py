@@ -69,6 +69,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: pooled database connections go back once the chain has answered (syncchain.py).
+    "teachlab.core.syncchain.connections_return_middleware",
     # Before the host check and the HTTPS redirect: a container probe asks by IP over HTTP.
     "teachlab.core.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -161,6 +163,9 @@ else:
             },
         }
     }
+# Threads for the sockets' database work (teachlab/core/dbasync.py), apart from the event
+# loop's default executor: as many as the pool has connections, so none waits for one idle.
+DB_ASYNC_THREADS = env_int("DB_ASYNC_THREADS", (DB_POOL_SIZE if DATABASE_URL else 0) or 8)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

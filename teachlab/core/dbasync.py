@@ -4,9 +4,10 @@ Channels' `database_sync_to_async` is thread-sensitive: outside a request (Djang
 HTTP request a context of its own) every call in the process runs in one thread, so all
 sockets' database work queued behind each other. At 300 clients the soak's votes, guesses and
 run-socket handshakes waited up to 15 s in that queue while the pages kept moving
-(docs/measurements/history/soak.md). Here each call goes to the loop's thread pool, takes a
-pooled connection and gives it back (close_old_connections before and after, as channels
-does). Nothing here keeps thread-local state between calls: each call is its own transaction.
+(docs/measurements/history/soak.md). Here each call goes to a thread of the process's own
+pool (db_executor), takes a pooled connection and gives it back (close_old_connections before
+and after, as channels does). Nothing here keeps thread-local state between calls: each call
+is its own transaction.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.middleware import BaseMiddleware
+from django.conf import settings
 from django.db import close_old_connections
 
 from teachlab.core.dbbusy import database_unavailable
@@ -28,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 def db_async(func):
-    """`await db_async(f)(...)`: f in a worker thread of the loop's pool, connections closed.
+    """`await db_async(f)(...)`: f in one of the process's database threads, connections closed.
 
     Closed inside the call, not around it as channels does: the call runs in a copy of the
     caller's context, and that is where Django keeps the connection it opened."""
@@ -41,7 +45,33 @@ def db_async(func):
         finally:
             close_old_connections()
 
-    return sync_to_async(closing, thread_sensitive=False)
+    @functools.wraps(func)
+    async def call(*args, **kwargs):
+        # The executor is looked up per call: a function wrapped at import in a server's
+        # parent process is called in each forked worker.
+        hop = sync_to_async(closing, thread_sensitive=False, executor=db_executor())
+        return await hop(*args, **kwargs)
+
+    return call
+
+
+_executors: dict[int, ThreadPoolExecutor] = {}
+
+
+def db_executor() -> ThreadPoolExecutor:
+    """This process's threads for db_async (settings.DB_ASYNC_THREADS), not the loop's default
+    executor. Django logs every 4xx and 5xx answer in that one while the request still holds
+    its connection, and it has only cores + 4 threads: when they all waited for a pooled
+    connection, such requests could not finish and give theirs back, and the soak stalled
+    until the pool's timeouts broke the circle (docs/measurements/history/soak.md). Keyed by
+    process id, so a forked server worker makes its own."""
+    pid = os.getpid()
+    executor = _executors.get(pid)
+    if executor is None:
+        executor = _executors[pid] = ThreadPoolExecutor(
+            max_workers=settings.DB_ASYNC_THREADS, thread_name_prefix="db-async"
+        )
+    return executor
 
 
 async def db_redraw(func, *args, tries: int = 3, pause: float = 1.0, **kwargs):

@@ -35,3 +35,14 @@ def closes_connections(func):
             connections.close_all()
 
     return run
+
+
+def pooled_connections_return() -> None:
+    """Mid-request, before the request waits on the event loop: this thread's pooled
+    connections go back to the pool (syncchain.py). Only pooled ones (without a pool, holding
+    a connection keeps nobody waiting) and none inside a transaction (an atomic view's, a
+    test's): the next query takes one from the pool again."""
+    for conn in connections.all(initialized_only=True):
+        if conn.in_atomic_block or not conn.settings_dict.get("OPTIONS", {}).get("pool"):
+            continue
+        conn.close()

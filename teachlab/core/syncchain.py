@@ -1,6 +1,5 @@
-"""The last middleware: sync only, so Django runs the whole middleware chain in the
-request's own thread instead of hopping between the event loop and a thread for each
-middleware's request and response halves.
+"""The middleware chain runs in the request's own thread, and that thread holds no pooled
+database connection while it waits on the event loop.
 
 Django keeps a middleware that can do both in the mode of the one inside it (see
 BaseHandler.load_middleware). With the view handler async under ASGI, every MiddlewareMixin
@@ -9,14 +8,25 @@ a dozen trips through the event loop per request, each waiting behind every sock
 while the request held a pooled database connection from its session lookup on. In the
 300-client soak that held connections long enough for the pool's 10 s timeout to answer
 503 (docs/measurements/history/soak.md). A sync-only middleware at the end makes the ones
-outside it sync too:
-one trip into a thread for the chain, then the view handler as before.
+outside it sync too: one trip into a thread for the chain, then the view handler as before.
+
+Two waits were left with a connection held: the hop from the chain into the view handler,
+and Django's async tail after the chain (logging a 4xx or 5xx answer in the loop's default
+executor, sending, request_finished). When the pool ran short, those requests waited on
+threads that were themselves waiting for a pooled connection, and the soak stalled for two
+minutes at a time. So the chain gives its pooled connections back before both.
 """
 
 from __future__ import annotations
 
+from django.utils.decorators import sync_only_middleware
+
+from teachlab.core.dbthreads import pooled_connections_return
+
 
 class SyncChainMiddleware:
+    """Last in MIDDLEWARE: sync only, and nothing pooled held across the hop to the view."""
+
     sync_capable = True
     async_capable = False
 
@@ -24,4 +34,20 @@ class SyncChainMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        pooled_connections_return()
         return self.get_response(request)
+
+
+@sync_only_middleware
+def connections_return_middleware(get_response):
+    """First in MIDDLEWARE: once the whole chain has answered (the session saved), the
+    thread's pooled connections go back before Django's async tail. A streaming answer keeps
+    them: its body may still read the database."""
+
+    def middleware(request):
+        response = get_response(request)
+        if not getattr(response, "streaming", False):
+            pooled_connections_return()
+        return response
+
+    return middleware

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from channels.layers import get_channel_layer
 
+from teachlab.core import hubmembers
 from teachlab.core.dbasync import db_async
 from teachlab.core.socketnames import CLOSE_REFUSED, room_group
 from teachlab.lab.live.reader import reader_join, reader_leave
@@ -313,11 +314,4 @@ async def hub_join(room_id: int, member: Member, *, run_id: str = "") -> RoomHub
 
 
 async def hub_leave(room_id: int, member: Member) -> None:
-    key = (id(asyncio.get_running_loop()), room_id)
-    hub = _hubs.get(key)
-    if hub is None:
-        return
-    hub.members.discard(member)
-    if not hub.members:
-        _hubs.pop(key, None)
-        await hub.stop()
+    await hubmembers.leave(_hubs, (id(asyncio.get_running_loop()), room_id), member)

@@ -17,6 +17,8 @@ from typing import Protocol
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from teachlab.core import hubmembers
+
 log = logging.getLogger(__name__)
 
 # After the first message of a burst, wait this long for the rest: every frame costs the server the
@@ -107,10 +109,4 @@ async def hub_join(group: str, member: Member) -> None:
 async def hub_leave(group: str, member: Member) -> None:
     key = _key(group)
     async with _locks.setdefault(key, asyncio.Lock()):
-        hub = _hubs.get(key)
-        if hub is None:
-            return
-        hub.members.discard(member)
-        if not hub.members:
-            _hubs.pop(key, None)
-            await hub.stop()
+        await hubmembers.leave(_hubs, key, member)
