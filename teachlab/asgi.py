@@ -17,17 +17,20 @@ from channels.sessions import CookieMiddleware, SessionMiddleware  # noqa: E402
 from teachlab.core.bodylimit import BodyLimited  # noqa: E402
 from teachlab.core.cookies import NulCookiesSocket  # noqa: E402
 from teachlab.core.dbasync import socket_auth  # noqa: E402
+from teachlab.core.dbthreads import ReturningDefaultExecutor  # noqa: E402
 from teachlab.core.origins import OriginChecked  # noqa: E402
 from teachlab.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         # Static files come through WhiteNoise's middleware (settings.STATIC_ROOT). Bodies are
-        # capped while they are read (teachlab/core/bodylimit.py), before Django spools them.
-        "http": BodyLimited(django_asgi_app),
+        # capped while they are read (teachlab/core/bodylimit.py), before Django spools them,
+        # and Django's own calls in the loop's default executor give their pooled database
+        # connections back (teachlab/core/dbthreads.py).
+        "http": ReturningDefaultExecutor(BodyLimited(django_asgi_app)),
         "websocket": OriginChecked(
             # Channels' AuthMiddlewareStack, with NUL-bearing cookies dropped before sessions
-            # and the user looked up in the loop's thread pool (teachlab/core/dbasync.py).
+            # and the user looked up in the database threads (teachlab/core/dbasync.py).
             CookieMiddleware(
                 NulCookiesSocket(SessionMiddleware(socket_auth(URLRouter(websocket_urlpatterns))))
             )

@@ -43,3 +43,28 @@ def test_any_other_error_is_not_swallowed():
     with pytest.raises(KeyError):
         run_async(db_redraw(render, 7, pause=0))
     assert calls == [7]
+
+
+def test_socket_database_work_does_not_wait_behind_the_loops_default_executor():
+    """Django logs every 4xx/5xx answer in the loop's default executor while the request holds
+    its pooled connection; db_async waiting there for a connection starved both (the soak's
+    two-minute stalls). So db_async has threads of its own: a blocked default executor
+    does not hold it up."""
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from teachlab.core.dbasync import db_async
+
+    async def scenario() -> int:
+        loop = asyncio.get_running_loop()
+        gate = threading.Event()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        blocked = loop.run_in_executor(None, gate.wait, 30)
+        try:
+            return await asyncio.wait_for(db_async(lambda: 42)(), timeout=5)
+        finally:
+            gate.set()
+            await blocked
+
+    assert run_async(scenario()) == 42

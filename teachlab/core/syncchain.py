@@ -1,5 +1,5 @@
-"""The middleware chain runs in the request's own thread, and that thread holds no pooled
-database connection while it waits on the event loop.
+"""The middleware chain runs in the request's own thread, and gives its pooled database
+connections back before Django's async tail.
 
 Django keeps a middleware that can do both in the mode of the one inside it (see
 BaseHandler.load_middleware). With the view handler async under ASGI, every MiddlewareMixin
@@ -10,11 +10,12 @@ while the request held a pooled database connection from its session lookup on. 
 503 (docs/measurements/history/soak.md). A sync-only middleware at the end makes the ones
 outside it sync too: one trip into a thread for the chain, then the view handler as before.
 
-Two waits were left with a connection held: the hop from the chain into the view handler,
-and Django's async tail after the chain (logging a 4xx or 5xx answer in the loop's default
-executor, sending, request_finished). When the pool ran short, those requests waited on
-threads that were themselves waiting for a pooled connection, and the soak stalled for two
-minutes at a time. So the chain gives its pooled connections back before both.
+After the chain a request still held its connection through Django's async tail (logging
+a 4xx or 5xx answer in the loop's default executor, sending, request_finished). When the pool
+ran short, such requests waited on executor threads that were themselves waiting for a
+pooled connection (the sockets' work, before it had threads of its own: dbasync.py), and the
+soak stalled for two minutes at a time. So the chain's first middleware gives the
+connections back as soon as the chain has answered.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from teachlab.core.dbthreads import pooled_connections_return
 
 
 class SyncChainMiddleware:
-    """Last in MIDDLEWARE: sync only, and nothing pooled held across the hop to the view."""
+    """Last in MIDDLEWARE: sync only."""
 
     sync_capable = True
     async_capable = False
@@ -34,7 +35,6 @@ class SyncChainMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        pooled_connections_return()
         return self.get_response(request)
 
 
